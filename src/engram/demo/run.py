@@ -1,0 +1,26 @@
+"""The demo's running order: each part drives the real ``engram-mcp`` subprocess."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engram.demo import protocol_scene, transcript
+from engram.demo.client import StdioClient
+
+__all__ = ["run_demo"]
+
+
+def _trace(direction: str, message: dict[str, Any] | bytes) -> None:
+    if direction == "->":
+        transcript.sent(message)
+    elif isinstance(message, dict):
+        transcript.received(message)
+
+
+def run_demo() -> int:
+    """Run every part; return the server's exit status (0 when all went well)."""
+    with StdioClient(trace=_trace) as client:
+        protocol_scene.run(client)
+        status = client.close()
+    transcript.heading(f"engram-mcp exited with status {status} at end of input")
+    return status

@@ -1,0 +1,423 @@
+"""The one exception tree of engram, with stable codes.
+
+Every error engram raises on purpose is an :class:`EngramError`. The class decides
+how the error is shown: its stable ``code``, its constant ``message`` (safe to put on
+the wire: it never contains user data, memory text or secrets), the JSON-RPC code
+when it is a protocol error, and the CLI exit code::
+
+    EngramError                          code, message, exit_code
+    ├── ProtocolError                    a JSON-RPC error response (jsonrpc_code)
+    │   ├── ParseError                   -32700
+    │   ├── InvalidRequest               -32600
+    │   │   └── MessageTooLarge          -32600
+    │   ├── MethodNotFound               -32601
+    │   ├── InvalidParams                -32602
+    │   │   ├── UnknownTool              -32602 "Unknown tool"
+    │   │   ├── UnknownPrompt            -32602 "Unknown prompt"
+    │   │   ├── MissingClientCapabilities
+    │   │   └── InvalidRequestState      forged, expired or mismatched requestState
+    │   ├── ResourceNotFound             -32002 (legacy) / -32602 (2026-07-28)
+    │   ├── InternalError                -32603
+    │   │   └── TrustedContextUnavailable
+    │   └── UnsupportedProtocolVersion   -32022, with data.supported / data.requested
+    ├── ContractError                    a governed tool failure: envelope {ok: false}
+    │   └── one class per contract code  (retriable per the contract's table)
+    ├── ProjectError                     a project tool failure: envelope {ok: false}
+    ├── ElicitationFailed                the client could not answer a dialog (timeout,
+    │                                    error reply, connection closed)
+    └── UsageError                       bad command-line use (exit code 2)
+
+Only two places catch ``Exception`` broadly: the MCP dispatcher
+(:mod:`engram.mcp.dispatcher`) and the CLI entry point (:mod:`engram.cli.main`).
+Everything else catches what it can handle. Code never matches on message text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "AlreadyTerminal",
+    "AuthorizationExpired",
+    "AuthorizationRevoked",
+    "BackupInvalid",
+    "BlobMissing",
+    "Cancelled",
+    "CapabilityUnavailable",
+    "ContractError",
+    "CursorGap",
+    "DeadlineExceeded",
+    "DigestConflict",
+    "ElicitationFailed",
+    "EngramError",
+    "FenceLost",
+    "GateFailed",
+    "IllegalTransition",
+    "InternalError",
+    "InvalidDigest",
+    "InvalidParams",
+    "InvalidRequest",
+    "InvalidRequestState",
+    "InvalidSchema",
+    "JournalCorrupt",
+    "MessageTooLarge",
+    "MethodNotFound",
+    "MigrationLedgerInvalid",
+    "MissingClientCapabilities",
+    "MutationOutcomeUnknown",
+    "NotFound",
+    "ParseError",
+    "PolicyStale",
+    "PolicyUnavailable",
+    "ProjectError",
+    "ProjectionOversized",
+    "ProjectionStale",
+    "ProtocolError",
+    "RankingUnavailable",
+    "RateLimited",
+    "RegistryVersionUnavailable",
+    "ResourceNotFound",
+    "RestoreRefused",
+    "ResultTooLarge",
+    "StalePage",
+    "StoreUnavailable",
+    "TrustedContextUnavailable",
+    "Unauthorized",
+    "UnknownPrompt",
+    "UnknownTool",
+    "UnsupportedProtocolVersion",
+    "UsageError",
+]
+
+
+class EngramError(Exception):
+    """Base of every error engram raises on purpose.
+
+    ``detail`` is for the operator (stderr, CLI output) and must never carry memory
+    text, pending-candidate content or key material; ``message`` is the constant
+    string that may travel on the wire.
+    """
+
+    code: ClassVar[str] = "ENGRAM_ERROR"
+    message: ClassVar[str] = "engram failed"
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(detail or self.message)
+        self.detail = detail or self.message
+
+
+# --- JSON-RPC / MCP protocol errors ------------------------------------------------
+
+
+class ProtocolError(EngramError):
+    """A request the protocol layer refuses with a JSON-RPC error response."""
+
+    code = "PROTOCOL_ERROR"
+    jsonrpc_code: ClassVar[int] = -32603
+    #: The code in the 2026-07-28 era, where it differs from the legacy one.
+    modern_jsonrpc_code: ClassVar[int | None] = None
+
+    def wire_data(self) -> dict[str, Any] | None:
+        """Extra ``error.data`` for the response, or ``None`` for none."""
+        return None
+
+
+class ParseError(ProtocolError):
+    code = "PARSE_ERROR"
+    message = "Parse error"
+    jsonrpc_code = -32700
+
+
+class InvalidRequest(ProtocolError):
+    code = "INVALID_REQUEST"
+    message = "Invalid Request"
+    jsonrpc_code = -32600
+
+
+class MessageTooLarge(InvalidRequest):
+    code = "MESSAGE_TOO_LARGE"
+    message = "Message too large"
+
+
+class MethodNotFound(ProtocolError):
+    code = "METHOD_NOT_FOUND"
+    message = "Method not found"
+    jsonrpc_code = -32601
+
+
+class InvalidParams(ProtocolError):
+    code = "INVALID_PARAMS"
+    message = "Invalid params"
+    jsonrpc_code = -32602
+
+
+class UnknownTool(InvalidParams):
+    code = "UNKNOWN_TOOL"
+    message = "Unknown tool"
+
+
+class MissingClientCapabilities(InvalidParams):
+    code = "MISSING_CLIENT_CAPABILITIES"
+    message = "Missing io.modelcontextprotocol/clientCapabilities"
+
+
+class InvalidRequestState(InvalidParams):
+    code = "INVALID_REQUEST_STATE"
+    message = "Invalid or expired requestState"
+
+
+class UnknownPrompt(InvalidParams):
+    code = "UNKNOWN_PROMPT"
+    message = "Unknown prompt"
+
+
+class ResourceNotFound(ProtocolError):
+    """Legacy MCP uses -32002 for an unknown resource; 2026-07-28 uses -32602."""
+
+    code = "RESOURCE_NOT_FOUND"
+    message = "Resource not found"
+    jsonrpc_code = -32002
+    modern_jsonrpc_code = -32602
+
+
+class InternalError(ProtocolError):
+    code = "INTERNAL_ERROR"
+    message = "Internal error"
+    jsonrpc_code = -32603
+
+
+class TrustedContextUnavailable(InternalError):
+    code = "TRUSTED_CONTEXT_UNAVAILABLE"
+    message = "Trusted invocation context unavailable"
+
+
+class UnsupportedProtocolVersion(ProtocolError):
+    code = "UNSUPPORTED_PROTOCOL_VERSION"
+    message = "Unsupported protocol version"
+    jsonrpc_code = -32022
+
+    def __init__(self, requested: object, supported: tuple[str, ...]) -> None:
+        super().__init__()
+        self.requested = requested
+        self.supported = supported
+
+    def wire_data(self) -> dict[str, Any]:
+        return {"supported": list(self.supported), "requested": self.requested}
+
+
+# --- Governed memory contract errors (memory-contract.txt §2) ----------------------
+
+
+class ContractError(EngramError):
+    """A governed tool failure, answered as ``{ok: false, error: {code, ...}}``.
+
+    ``retriable`` follows the contract's table; ``message`` is the constant sanitized
+    string for the code.
+    """
+
+    code = "CONTRACT_ERROR"
+    retriable: ClassVar[bool] = False
+
+
+class InvalidSchema(ContractError):
+    code = "INVALID_SCHEMA"
+    message = "Arguments do not match the tool's closed schema."
+
+
+class InvalidDigest(ContractError):
+    code = "INVALID_DIGEST"
+    message = "A digest is not sha256: followed by 64 lowercase hex characters."
+
+
+class Unauthorized(ContractError):
+    code = "UNAUTHORIZED"
+    message = "The bound principal lacks authority for this operation."
+
+
+class AuthorizationExpired(ContractError):
+    code = "AUTHORIZATION_EXPIRED"
+    message = "The authorization has expired."
+
+
+class AuthorizationRevoked(ContractError):
+    code = "AUTHORIZATION_REVOKED"
+    message = "The authorization has been revoked."
+
+
+class NotFound(ContractError):
+    code = "NOT_FOUND"
+    message = "The target is not available."
+
+
+class DigestConflict(ContractError):
+    code = "DIGEST_CONFLICT"
+    message = "The idempotency key was already used with different content or target."
+
+
+class IllegalTransition(ContractError):
+    code = "ILLEGAL_TRANSITION"
+    message = "The lifecycle state forbids this operation."
+
+
+class AlreadyTerminal(ContractError):
+    code = "ALREADY_TERMINAL"
+    message = "The target is already in a terminal state."
+
+
+class MutationOutcomeUnknown(ContractError):
+    code = "MUTATION_OUTCOME_UNKNOWN"
+    message = "The mutation may have committed; retry with the same key and arguments."
+    retriable = True
+
+
+class GateFailed(ContractError):
+    code = "gate_failed"
+    message = "A required confirmation or policy gate is not satisfied."
+
+
+class StalePage(ContractError):
+    code = "STALE_PAGE"
+    message = "The page cursor no longer matches the query, parameters or snapshot."
+
+
+class ResultTooLarge(ContractError):
+    code = "RESULT_TOO_LARGE"
+    message = "The result exceeds max_packet_bytes."
+
+
+class ProjectionOversized(ContractError):
+    code = "PROJECTION_OVERSIZED"
+    message = "A single record projection exceeds max_packet_bytes."
+
+
+class RateLimited(ContractError):
+    code = "RATE_LIMITED"
+    message = "Rate limited; back off and retry."
+    retriable = True
+
+
+class DeadlineExceeded(ContractError):
+    code = "DEADLINE_EXCEEDED"
+    message = "The deadline was exceeded; retry."
+    retriable = True
+
+
+class Cancelled(ContractError):
+    code = "CANCELLED"
+    message = "The call was cancelled."
+    retriable = True
+
+
+class StoreUnavailable(ContractError):
+    code = "STORE_UNAVAILABLE"
+    message = "The store is unavailable; back off and retry."
+    retriable = True
+
+
+class FenceLost(ContractError):
+    code = "FENCE_LOST"
+    message = "The writer fence was lost; retry."
+    retriable = True
+
+
+class CursorGap(ContractError):
+    code = "CURSOR_GAP"
+    message = "The journal cursor has a gap; retry."
+    retriable = True
+
+
+class PolicyUnavailable(ContractError):
+    code = "POLICY_UNAVAILABLE"
+    message = "The host policy is unavailable; retry."
+    retriable = True
+
+
+class PolicyStale(ContractError):
+    code = "POLICY_STALE"
+    message = "The host policy decision is stale; retry."
+    retriable = True
+
+
+class ProjectionStale(ContractError):
+    code = "PROJECTION_STALE"
+    message = "A projection is stale; retry."
+    retriable = True
+
+
+class RankingUnavailable(ContractError):
+    code = "RANKING_UNAVAILABLE"
+    message = "A required ranking channel is unavailable."
+    retriable = True
+
+
+class CapabilityUnavailable(ContractError):
+    code = "CAPABILITY_UNAVAILABLE"
+    message = "A required capability is unavailable."
+
+
+class JournalCorrupt(ContractError):
+    code = "JOURNAL_CORRUPT"
+    message = "The journal failed verification."
+
+
+class BlobMissing(ContractError):
+    code = "BLOB_MISSING"
+    message = "Sealed content is missing."
+
+
+class RegistryVersionUnavailable(ContractError):
+    code = "REGISTRY_VERSION_UNAVAILABLE"
+    message = "The registry version is unavailable."
+
+
+class BackupInvalid(ContractError):
+    code = "BACKUP_INVALID"
+    message = "The backup is invalid."
+
+
+class RestoreRefused(ContractError):
+    code = "RESTORE_REFUSED"
+    message = "The restore was refused."
+
+
+class MigrationLedgerInvalid(ContractError):
+    code = "MIGRATION_LEDGER_INVALID"
+    message = "The migration ledger is invalid."
+
+
+# --- Project memory ----------------------------------------------------------------
+
+
+class ProjectError(EngramError):
+    """A project-memory failure: a tool answers ``{ok: false, error: {code, message}}``.
+
+    Project tools serve the developer's own repository, so ``detail`` (a path, a
+    line, a reason) is shown to the agent; it never contains a detected secret.
+    """
+
+    code = "PROJECT_ERROR"
+
+
+# --- Asking the human ---------------------------------------------------------------
+
+
+class ElicitationFailed(EngramError):
+    """The client did not answer an elicitation: timeout, error reply or closed stream.
+
+    Callers treat it like a cancelled dialog and fall back; it never reaches the wire.
+    """
+
+    code = "ELICITATION_FAILED"
+    message = "The client did not answer the dialog."
+
+
+# --- Command line ------------------------------------------------------------------
+
+
+class UsageError(EngramError):
+    """The command line was used wrongly."""
+
+    code = "USAGE"
+    message = "invalid usage"
+    exit_code = 2

@@ -1,0 +1,5 @@
+"""``python -m engram.mcp`` is ``engram-mcp``."""
+
+from engram.mcp.main import main
+
+main()

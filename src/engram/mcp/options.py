@@ -1,0 +1,91 @@
+"""``engram-mcp`` command-line options.
+
+Parsed by hand rather than with ``argparse`` or ``click``: the server starts on every
+agent session and must answer within milliseconds, and an unknown option must be
+ignored with a note on stderr rather than refused (mcp-server.txt).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["USAGE", "ServerOptions", "parse_options"]
+
+USAGE = """usage: engram-mcp [--always-load] [--no-elicitation] [--host-profile PATH] [--root DIR]
+
+Serves engram over MCP on stdin/stdout (newline-delimited JSON-RPC, both protocol eras).
+
+  --always-load        mark engram_load with _meta["anthropic/alwaysLoad"] (Claude Code)
+  --no-elicitation     never ask through the client's dialog; use approval tokens
+  --host-profile PATH  add the granted engram_memory_* tools bound to this host profile
+                       (default: $ENGRAM_HOST_PROFILE)
+  --root DIR           the project to serve (default: the nearest directory, from the
+                       current one upwards, that holds .agents/.engram)
+
+Environment: ENGRAM_HOST_PROFILE, ENGRAM_ELICITATION_TIMEOUT_S (default 60),
+ENGRAM_LOG_LEVEL (default WARNING; logs go to stderr).
+"""
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """What the operator asked of this server process."""
+
+    always_load: bool = False
+    elicitation: bool = True
+    host_profile: Path | None = None
+    root: Path | None = None
+    show_help: bool = False
+    show_version: bool = False
+    elicitation_timeout: float = 60.0
+    ignored: tuple[str, ...] = field(default_factory=tuple)
+
+
+def parse_options(argv: Sequence[str], environ: dict[str, str] | None = None) -> ServerOptions:
+    """Parse arguments; unknown ones are collected in ``ignored``, never fatal."""
+    env = os.environ if environ is None else environ
+    flags = {"always_load": False, "elicitation": True, "show_help": False, "show_version": False}
+    paths: dict[str, Path | None] = {
+        "host_profile": Path(env["ENGRAM_HOST_PROFILE"]) if env.get("ENGRAM_HOST_PROFILE") else None,
+        "root": None,
+    }
+    ignored: list[str] = []
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        name, has_value, inline = arg.partition("=")
+        if arg == "--always-load":
+            flags["always_load"] = True
+        elif arg == "--no-elicitation":
+            flags["elicitation"] = False
+        elif arg in ("-h", "--help"):
+            flags["show_help"] = True
+        elif arg in ("-V", "--version"):
+            flags["show_version"] = True
+        elif name in ("--host-profile", "--root"):
+            value = inline if has_value else (args.pop(0) if args else "")
+            if value:
+                paths[name[2:].replace("-", "_")] = Path(value)
+            else:
+                ignored.append(arg)
+        else:
+            ignored.append(arg)
+    timeout = env.get("ENGRAM_ELICITATION_TIMEOUT_S", "60")
+    try:
+        elicitation_timeout = float(timeout)
+    except ValueError:
+        elicitation_timeout = 60.0
+        ignored.append(f"ENGRAM_ELICITATION_TIMEOUT_S={timeout}")
+    return ServerOptions(
+        elicitation_timeout=elicitation_timeout,
+        always_load=flags["always_load"],
+        elicitation=flags["elicitation"],
+        host_profile=paths["host_profile"],
+        root=paths["root"],
+        show_help=flags["show_help"],
+        show_version=flags["show_version"],
+        ignored=tuple(ignored),
+    )

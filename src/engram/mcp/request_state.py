@@ -1,0 +1,103 @@
+"""Sealed ``requestState`` for the 2026-07-28 ``input_required`` round trip.
+
+The client echoes ``requestState`` back verbatim, so it is attacker-controlled. We
+seal it with HMAC-SHA256 under a key that exists only in this process (a restart
+invalidates every open state) and bind it to the tool, the server's binding (the
+workspace, or the governed host binding) and a digest of the exact arguments. It
+expires after :data:`STATE_TTL_MS`. The state carries only digests and the human's
+earlier form answers, never memory text.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from engram.errors import InvalidRequestState
+
+__all__ = ["STATE_TTL_MS", "OpenState", "StateSealer", "arguments_digest"]
+
+#: How long a dialog may stay open between the ``input_required`` result and the
+#: client's retry. Ten minutes: long enough for a human to read a proposal.
+STATE_TTL_MS: Final = 600_000
+_VERSION: Final = 1
+
+
+def arguments_digest(arguments: object) -> str:
+    """SHA-256 of the RFC 8785 canonical form of the tool arguments."""
+    import rfc8785
+
+    return hashlib.sha256(rfc8785.dumps(arguments)).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class OpenState:
+    """What a valid state proves: the questions asked and the answers so far."""
+
+    asked: dict[str, str] = field(default_factory=dict)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class StateSealer:
+    """Seals and opens request states with a per-process key."""
+
+    def __init__(self, key: bytes | None = None, clock: Any = None) -> None:
+        self._key = key or secrets.token_bytes(32)
+        self._now_ms = clock or (lambda: int(time.time() * 1000))
+
+    def seal(self, tool: str, binding: str, arguments: object, state: OpenState) -> str:
+        """Seal ``state`` for a retry of exactly this call."""
+        body = {
+            "v": _VERSION,
+            "tool": tool,
+            "binding": binding,
+            "args": arguments_digest(arguments),
+            "exp": self._now_ms() + STATE_TTL_MS,
+            "nonce": secrets.token_hex(8),
+            "asked": state.asked,
+            "answers": state.answers,
+        }
+        payload = json.dumps(body, separators=(",", ":"), sort_keys=True).encode("utf-8")
+        return f"{_b64(payload)}.{_b64(self._mac(payload))}"
+
+    def open(self, token: object, tool: str, binding: str, arguments: object) -> OpenState:
+        """Verify a state for this call; raise ``InvalidRequestState`` otherwise."""
+        if not isinstance(token, str) or token.count(".") != 1:
+            raise InvalidRequestState()
+        encoded_payload, encoded_mac = token.split(".")
+        try:
+            payload, mac = _unb64(encoded_payload), _unb64(encoded_mac)
+        except ValueError as exc:
+            raise InvalidRequestState() from exc
+        if not hmac.compare_digest(mac, self._mac(payload)):
+            raise InvalidRequestState()
+        body = json.loads(payload)
+        if (
+            body.get("v") != _VERSION
+            or body.get("tool") != tool
+            or body.get("binding") != binding
+            or body.get("args") != arguments_digest(arguments)
+            or not isinstance(body.get("exp"), int)
+            or body["exp"] <= self._now_ms()
+        ):
+            raise InvalidRequestState()
+        return OpenState(asked=dict(body["asked"]), answers=dict(body["answers"]))
+
+    def _mac(self, payload: bytes) -> bytes:
+        return hmac.new(self._key, b"engram/request-state/v1\0" + payload, "sha256").digest()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    if not text or not text.isascii():
+        raise ValueError("not base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))

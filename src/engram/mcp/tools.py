@@ -1,0 +1,163 @@
+"""The tool table: what a tool declares, what a handler receives and returns.
+
+A :class:`Tool` is a value: name, title, description, closed input schema, output
+schema, annotations, ``_meta`` and a handler. The table keeps a deterministic order
+(the order tools were registered) and knows nothing of the wire or the eras: the
+dispatcher turns a :class:`ToolResult` into a ``CallToolResult``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+__all__ = [
+    "CallContext",
+    "Elicitation",
+    "ElicitationAnswer",
+    "Tool",
+    "ToolResult",
+    "ToolTable",
+]
+
+Era = Literal["legacy", "modern"]
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationAnswer:
+    """The human's answer to a form dialog."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Elicitation(Protocol):
+    """Asks the human through the client's form dialog, in whichever era applies."""
+
+    @property
+    def available(self) -> bool:
+        """Whether the client declared form elicitation (and it is not disabled)."""
+        ...
+
+    def ask(
+        self, key: str, message: str, schema: Mapping[str, Any], *, shown: str = ""
+    ) -> ElicitationAnswer:
+        """Ask one question; ``shown`` is a digest of what the form displays.
+
+        Legacy era: blocks until the answer (raises ``ElicitationFailed`` on a
+        timeout, an error reply or a closed stream). Modern era: returns the answer
+        carried by the client's retry, or raises ``InputRequired`` so that the
+        dispatcher answers with an ``input_required`` result.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """What a tool handler may know about the call besides its arguments."""
+
+    era: Era
+    elicitation: Elicitation
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A handler's answer. ``structured`` becomes ``structuredContent``.
+
+    ``content[0].text`` is always the identical JSON copy of ``structured`` (so hosts
+    that read only ``content`` see the same data); human-facing text, where a tool
+    has one, travels inside ``structured`` itself. ``text`` is the plain-text answer
+    to a bare legacy call (method = tool name); it defaults to the JSON copy.
+    """
+
+    structured: Mapping[str, Any]
+    is_error: bool = False
+    text: str | None = None
+
+    def plain_text(self) -> str:
+        """The plain-text rendering of this result."""
+        if self.text is not None:
+            return self.text
+        return json.dumps(self.structured, ensure_ascii=False, separators=(",", ":"))
+
+    def to_wire(self) -> dict[str, Any]:
+        """The MCP ``CallToolResult`` body (without era-specific fields)."""
+        copy = json.dumps(self.structured, ensure_ascii=False, separators=(",", ":"))
+        result: dict[str, Any] = {
+            "content": [{"type": "text", "text": copy}],
+            "structuredContent": self.structured,
+        }
+        if self.is_error:
+            result["isError"] = True
+        return result
+
+
+Handler = Callable[[Mapping[str, Any], CallContext], ToolResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One MCP tool. ``input_schema`` is the closed schema the handler enforces."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any]
+    handler: Handler
+    read_only: bool = False
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool = False
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """The ``Tool`` object of ``tools/list``."""
+        annotations: dict[str, Any] = {
+            "title": self.title,
+            "readOnlyHint": self.read_only,
+            "openWorldHint": self.open_world,
+        }
+        if self.destructive is not None:
+            annotations["destructiveHint"] = self.destructive
+        if self.idempotent is not None:
+            annotations["idempotentHint"] = self.idempotent
+        description: dict[str, Any] = {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": dict(self.input_schema),
+            "outputSchema": dict(self.output_schema),
+            "annotations": annotations,
+        }
+        if self.meta:
+            description["_meta"] = dict(self.meta)
+        return description
+
+
+class ToolTable:
+    """Tools by name, in registration order."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool {tool.name}")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools

@@ -1,0 +1,78 @@
+"""The two protocol eras one ``engram-mcp`` process serves.
+
+*Legacy* (2024-11-05 to 2025-11-25): a connection negotiates once with ``initialize``.
+*Modern* (2026-07-28): every request carries its own version and client capabilities
+in ``params._meta`` and is served statelessly. This module decides which era a
+request belongs to and which version answers it; it builds no results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from engram.errors import InvalidParams, MissingClientCapabilities, UnsupportedProtocolVersion
+
+__all__ = [
+    "CLIENT_CAPABILITIES_KEY",
+    "LATEST_LEGACY_VERSION",
+    "LEGACY_VERSIONS",
+    "MODERN_VERSIONS",
+    "PROTOCOL_VERSION_KEY",
+    "SERVER_INFO_KEY",
+    "SUPPORTED_VERSIONS",
+    "ModernEnvelope",
+    "modern_envelope",
+    "negotiate_legacy_version",
+]
+
+LEGACY_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_LEGACY_VERSION: Final = "2025-11-25"
+MODERN_VERSIONS: Final = ("2026-07-28",)
+#: Newest first, as ``server/discover`` and ``-32022`` publish them.
+SUPPORTED_VERSIONS: Final = (*MODERN_VERSIONS, *reversed(LEGACY_VERSIONS))
+
+PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+
+
+def negotiate_legacy_version(requested: object) -> str:
+    """The version ``initialize`` answers: the client's if we speak it, else the latest.
+
+    An unknown string is never echoed back (mcp-server.txt, "Protocol versions").
+    """
+    if isinstance(requested, str) and requested in LEGACY_VERSIONS:
+        return requested
+    return LATEST_LEGACY_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class ModernEnvelope:
+    """The per-request protocol fields of a 2026-07-28 request."""
+
+    version: str
+    client_capabilities: dict[str, Any]
+
+
+def modern_envelope(params: dict[str, Any]) -> ModernEnvelope | None:
+    """Read the modern envelope, or ``None`` when the request is a legacy one.
+
+    A request belongs to the modern era exactly when ``params._meta`` carries the
+    protocol-version key. Raises ``UnsupportedProtocolVersion`` (-32022) for a
+    version we do not serve statelessly, ``InvalidParams`` (-32602) for a version
+    that is not a string, and ``MissingClientCapabilities`` (-32602) when the
+    capabilities key is absent or not an object.
+    """
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or PROTOCOL_VERSION_KEY not in meta:
+        return None
+    version = meta[PROTOCOL_VERSION_KEY]
+    if not isinstance(version, str):
+        raise InvalidParams()
+    if version not in MODERN_VERSIONS:
+        raise UnsupportedProtocolVersion(version, SUPPORTED_VERSIONS)
+    capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
+    if not isinstance(capabilities, dict):
+        raise MissingClientCapabilities()
+    return ModernEnvelope(version, capabilities)

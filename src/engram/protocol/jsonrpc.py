@@ -1,0 +1,150 @@
+"""JSON-RPC 2.0 messages: codes, classification of incoming lines, response builders.
+
+This module knows JSON-RPC and nothing of MCP methods or engram's domain. It turns a
+line of bytes into one of :class:`Request`, :class:`Notification` or
+:class:`Response` (a reply to a request the server sent), or raises the protocol
+error the line deserves. Batches are refused: MCP removed JSON-RPC batching in
+2025-06-18, and neither era we serve uses it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from engram.errors import InvalidRequest, ParseError, ProtocolError
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "dumps",
+    "error_response",
+    "parse_message",
+    "result_response",
+]
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+
+RequestId = str | int
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A call that expects exactly one response."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A message without ``id``: it is never answered, not even with an error."""
+
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A client's reply to a request the server sent (for example elicitation)."""
+
+    id: RequestId
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+
+
+Message = Request | Notification | Response
+
+
+class BadRequest(InvalidRequest):
+    """A structurally invalid request whose ``id`` could still be read."""
+
+    def __init__(self, request_id: RequestId | None) -> None:
+        super().__init__()
+        self.request_id = request_id
+
+
+def parse_message(line: bytes) -> Message:
+    """Classify one framed line.
+
+    Raises :class:`ParseError` for bytes that are not JSON, and :class:`BadRequest`
+    (carrying the id when it was readable) for JSON that is not a valid message.
+    """
+    try:
+        data = json.loads(line, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError() from exc
+    if not isinstance(data, dict):
+        raise BadRequest(None)
+    request_id = _read_id(data)
+    if data.get("jsonrpc") != "2.0":
+        raise BadRequest(request_id)
+    if "method" not in data:
+        return _parse_response(data, request_id)
+    method = data["method"]
+    params = data.get("params", {})
+    if not isinstance(method, str) or not isinstance(params, dict):
+        raise BadRequest(request_id)
+    if "id" not in data:
+        return Notification(method, params)
+    if request_id is None:
+        raise BadRequest(None)
+    return Request(request_id, method, params)
+
+
+def _refuse_constant(name: str) -> object:
+    # NaN and Infinity are not JSON (RFC 8259); Python's json accepts them by default.
+    raise ValueError(name)
+
+
+def _read_id(data: dict[str, Any]) -> RequestId | None:
+    # JSON-RPC allows null ids, MCP does not; booleans are ints to Python, not ids.
+    value = data.get("id")
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    return value
+
+
+def _parse_response(data: dict[str, Any], request_id: RequestId | None) -> Response:
+    result, error = data.get("result"), data.get("error")
+    well_formed = request_id is not None and (
+        (isinstance(result, dict) and "error" not in data)
+        or (isinstance(error, dict) and "result" not in data)
+    )
+    if not well_formed or request_id is None:
+        raise BadRequest(request_id)
+    return Response(request_id, result, error)
+
+
+def result_response(request_id: RequestId, result: object) -> dict[str, Any]:
+    """Build a success response."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_response(request_id: RequestId | None, error: ProtocolError) -> dict[str, Any]:
+    """Build an error response from a protocol error; its message is constant."""
+    body: dict[str, Any] = {"code": error.jsonrpc_code, "message": error.message}
+    data = error.wire_data()
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": body}
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    """Serialize one message as a single line (JSON escapes every control character)."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

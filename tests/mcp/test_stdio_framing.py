@@ -1,0 +1,133 @@
+"""Framing rules of engram-mcp on real stdio: raw lines in, whole responses out."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from engram.protocol.framing import MAX_LINE_BYTES
+from tests.conftest import StartServer, run_lines
+
+PING = b'{"jsonrpc":"2.0","id":99,"method":"ping"}'
+PONG = {"jsonrpc": "2.0", "id": 99, "result": {}}
+
+
+def test_malformed_json_line_gets_parse_error_with_null_id_and_server_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    messages, _, status = run_lines([b"{not json", PING], cwd=tmp_path)
+    assert messages == [
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+        PONG,
+    ]
+    assert status == 0
+
+
+def test_invalid_utf8_and_nan_are_parse_errors(tmp_path: Path) -> None:
+    messages, _, _ = run_lines(
+        [b'{"jsonrpc":"2.0","id":1,"method":"\xff"}', b'{"jsonrpc":"2.0","id":NaN}', PING],
+        cwd=tmp_path,
+    )
+    parse_error = {"code": -32700, "message": "Parse error"}
+    assert messages == [
+        {"jsonrpc": "2.0", "id": None, "error": parse_error},
+        {"jsonrpc": "2.0", "id": None, "error": parse_error},
+        PONG,
+    ]
+
+
+def test_structurally_invalid_requests_get_invalid_request_with_their_id_when_readable(
+    tmp_path: Path,
+) -> None:
+    lines = [
+        b"[]",
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+        b'"ping"',
+        b'{"jsonrpc":"1.0","id":3,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":4,"method":5}',
+        b'{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}',
+        b'{"jsonrpc":"2.0","id":null,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":"r7"}',
+        PING,
+    ]
+    messages, _, _ = run_lines(lines, cwd=tmp_path)
+    invalid = {"code": -32600, "message": "Invalid Request"}
+    expected_ids = [None, None, None, 3, 4, 5, None, None, "r7"]
+    assert messages == [
+        *({"jsonrpc": "2.0", "id": request_id, "error": invalid} for request_id in expected_ids),
+        PONG,
+    ]
+
+
+def test_notifications_get_no_answer_not_even_for_unknown_methods(tmp_path: Path) -> None:
+    lines = [
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","method":"no/such/notification","params":{}}',
+        b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"nope"}}',
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}',
+        PING,
+    ]
+    messages, _, _ = run_lines(lines, cwd=tmp_path)
+    assert messages == [PONG]
+
+
+def test_blank_lines_and_crlf_are_tolerated(tmp_path: Path) -> None:
+    messages, _, _ = run_lines([b"", b"   ", PING + b"\r"], cwd=tmp_path)
+    assert messages == [PONG]
+
+
+def test_end_of_input_exits_promptly_with_status_zero(start_server: StartServer) -> None:
+    client = start_server()
+    assert client.request("ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    started = time.monotonic()
+    assert client.close() == 0
+    assert time.monotonic() - started < 5
+
+
+def test_stdout_carries_only_json_rpc_lines(tmp_path: Path) -> None:
+    lines = [
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}',
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+        b"garbage",
+    ]
+    messages, _, _ = run_lines(lines, "--unknown-flag", cwd=tmp_path)
+    assert [message["jsonrpc"] for message in messages] == ["2.0", "2.0", "2.0"]
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_oversized_lines_are_refused_without_dying_or_growing_memory(
+    start_server: StartServer,
+) -> None:
+    client = start_server()
+    assert client.request("ping")["result"] == {}
+    baseline = _rss_kib(client.process.pid)
+    too_large = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * (
+        4 * 1024 * 1024
+    )
+    for _ in range(5):  # 20 MiB in all, each line far past the limit
+        client.send(too_large + b'"}}')
+        assert client.receive() == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": "Message too large"},
+        }
+    assert client.request("ping")["result"] == {}
+    grown_kib = _rss_kib(client.process.pid) - baseline
+    assert grown_kib < 4 * MAX_LINE_BYTES // 1024
+    assert client.close() == 0
+
+
+def test_a_line_just_under_the_limit_is_still_served(start_server: StartServer) -> None:
+    client = start_server()
+    padding = "b" * (MAX_LINE_BYTES - 200)
+    message = {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"_pad": padding}}
+    client.send(json.dumps(message).encode())
+    assert client.receive() == {"jsonrpc": "2.0", "id": 7, "result": {}}
