@@ -130,9 +130,15 @@ class ParseError(ProtocolError):
 
 
 class InvalidRequest(ProtocolError):
+    """A structurally invalid message; ``request_id`` is its id when readable."""
+
     code = "INVALID_REQUEST"
     message = "Invalid Request"
     jsonrpc_code = -32600
+
+    def __init__(self, request_id: str | int | None = None) -> None:
+        super().__init__()
+        self.request_id = request_id
 
 
 class MessageTooLarge(InvalidRequest):

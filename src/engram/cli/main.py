@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except EngramError as error:
         click.echo(f"engram: {error.detail}", err=True)
         sys.exit(error.exit_code)
-    except Exception as error:  # noqa: BLE001 - the CLI's catch-all boundary
+    except Exception as error:
         click.echo(f"engram: internal error ({type(error).__name__})", err=True)
         sys.exit(EXIT_INTERNAL)
     sys.exit(0)

@@ -45,17 +45,19 @@ class StdioClient:
     def __init__(
         self,
         args: Sequence[str] = (),
+        *,
         cwd: Path | None = None,
         env: dict[str, str] | None = None,
         timeout: float = 30.0,
         trace: Trace | None = None,
+        command: Sequence[str] | None = None,
     ) -> None:
         self.timeout = timeout
         self._trace = trace
         self._ids = itertools.count(1)
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self.process = subprocess.Popen(
-            [*server_command(), *args],
+            [*(command or server_command()), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -17,6 +17,7 @@ from typing import Any, Final
 from engram.errors import (
     InternalError,
     InvalidParams,
+    InvalidRequest,
     InvalidRequestState,
     MessageTooLarge,
     MethodNotFound,
@@ -42,8 +43,8 @@ from engram.protocol.eras import (
     modern_envelope,
     negotiate_legacy_version,
 )
+from engram.protocol.framing import Frame
 from engram.protocol.jsonrpc import (
-    BadRequest,
     Message,
     Notification,
     Request,
@@ -53,7 +54,6 @@ from engram.protocol.jsonrpc import (
     parse_message,
     result_response,
 )
-from engram.protocol.framing import Frame
 
 __all__ = ["Dispatcher", "ServerIdentity"]
 
@@ -113,7 +113,7 @@ class Dispatcher:
             if frame.oversized:
                 raise MessageTooLarge()
             return parse_message(frame.data)
-        except BadRequest as error:
+        except InvalidRequest as error:
             return error_response(error.request_id, error)
         except ProtocolError as error:
             return error_response(None, error)
@@ -137,7 +137,7 @@ class Dispatcher:
             return result_response(message.id, result)
         except ProtocolError as error:
             return self._error(message.id, error, modern)
-        except Exception as error:  # noqa: BLE001 - boundary: one mapping to the wire
+        except Exception as error:
             log.error(
                 "internal error in %s: %s\n%s",
                 message.method,

@@ -88,7 +88,7 @@ class LegacyElicitation:
 
 
 @dataclass
-class InputRequired(Exception):  # noqa: N818 - control flow, not an error
+class InputRequired(Exception):
     """Raised by a modern-era handler that needs answers it does not have yet."""
 
     requests: dict[str, dict[str, Any]]

@@ -49,7 +49,9 @@ def parse_options(argv: Sequence[str], environ: dict[str, str] | None = None) ->
     env = os.environ if environ is None else environ
     flags = {"always_load": False, "elicitation": True, "show_help": False, "show_version": False}
     paths: dict[str, Path | None] = {
-        "host_profile": Path(env["ENGRAM_HOST_PROFILE"]) if env.get("ENGRAM_HOST_PROFILE") else None,
+        "host_profile": Path(env["ENGRAM_HOST_PROFILE"])
+        if env.get("ENGRAM_HOST_PROFILE")
+        else None,
         "root": None,
     }
     ignored: list[str] = []

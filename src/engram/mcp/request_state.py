@@ -29,7 +29,7 @@ STATE_TTL_MS: Final = 600_000
 _VERSION: Final = 1
 
 
-def arguments_digest(arguments: object) -> str:
+def arguments_digest(arguments: Any) -> str:
     """SHA-256 of the RFC 8785 canonical form of the tool arguments."""
     import rfc8785
 
@@ -98,6 +98,10 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
+    # Only the canonical encoding is accepted, so no two strings open the same state.
     if not text or not text.isascii():
         raise ValueError("not base64url")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not canonical base64url")
+    return data

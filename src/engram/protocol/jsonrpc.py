@@ -21,6 +21,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "Notification",
     "Request",
@@ -38,6 +39,8 @@ METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+#: Legacy MCP only; 2026-07-28 answers an unknown resource with INVALID_PARAMS.
+RESOURCE_NOT_FOUND: Final = -32002
 
 RequestId = str | int
 
@@ -71,18 +74,10 @@ class Response:
 Message = Request | Notification | Response
 
 
-class BadRequest(InvalidRequest):
-    """A structurally invalid request whose ``id`` could still be read."""
-
-    def __init__(self, request_id: RequestId | None) -> None:
-        super().__init__()
-        self.request_id = request_id
-
-
 def parse_message(line: bytes) -> Message:
     """Classify one framed line.
 
-    Raises :class:`ParseError` for bytes that are not JSON, and :class:`BadRequest`
+    Raises :class:`ParseError` for bytes that are not JSON, and :class:`InvalidRequest`
     (carrying the id when it was readable) for JSON that is not a valid message.
     """
     try:
@@ -90,20 +85,20 @@ def parse_message(line: bytes) -> Message:
     except (ValueError, RecursionError) as exc:
         raise ParseError() from exc
     if not isinstance(data, dict):
-        raise BadRequest(None)
+        raise InvalidRequest(None)
     request_id = _read_id(data)
     if data.get("jsonrpc") != "2.0":
-        raise BadRequest(request_id)
+        raise InvalidRequest(request_id)
     if "method" not in data:
         return _parse_response(data, request_id)
     method = data["method"]
     params = data.get("params", {})
     if not isinstance(method, str) or not isinstance(params, dict):
-        raise BadRequest(request_id)
+        raise InvalidRequest(request_id)
     if "id" not in data:
         return Notification(method, params)
     if request_id is None:
-        raise BadRequest(None)
+        raise InvalidRequest(None)
     return Request(request_id, method, params)
 
 
@@ -127,7 +122,7 @@ def _parse_response(data: dict[str, Any], request_id: RequestId | None) -> Respo
         or (isinstance(error, dict) and "result" not in data)
     )
     if not well_formed or request_id is None:
-        raise BadRequest(request_id)
+        raise InvalidRequest(request_id)
     return Response(request_id, result, error)
 
 

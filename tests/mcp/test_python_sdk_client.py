@@ -1,0 +1,101 @@
+"""The official Python SDK client (mcp 2.3.0) against the real engram-mcp, in every mode.
+
+The SDK is a test dependency only: an independent implementation of the client side
+that checks our wire against its own strict models (2026-07-28 results included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters, types
+
+from engram.demo.client import server_command
+
+MODES = ["auto", "legacy", "2026-07-28"]
+ELICIT_SERVER = str(Path(__file__).with_name("elicit_server.py"))
+
+
+def _params(command: list[str], cwd: Path, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=command[0],
+        args=command[1:],
+        cwd=str(cwd),
+        env={"PATH": os.environ.get("PATH", ""), **env},
+    )
+
+
+async def _list_and_call(params: StdioServerParameters, mode: str) -> tuple[str, list[str], Any]:
+    async with Client(params, mode=mode, cache=None) as client:  # type: ignore[arg-type]
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("engram_status", {})
+        return client.protocol_version, [tool.name for tool in tools], result
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sdk_client_lists_and_calls_tools_in_each_mode(tmp_path: Path, mode: str) -> None:
+    version, names, result = anyio.run(_list_and_call, _params(server_command(), tmp_path), mode)
+    assert version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+    assert "engram_status" in names
+    assert result.is_error is False
+    assert json.loads(result.content[0].text) == result.structured_content
+    assert result.structured_content["ok"] is True
+
+
+async def _confirm(params: StdioServerParameters, mode: str, action: str) -> Any:
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, request: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(request, types.ElicitRequestFormParams)
+        asked.append(request.message)
+        if action == "accept":
+            return types.ElicitResult(action="accept", content={"approve": True})
+        return types.ElicitResult(action=action)  # type: ignore[arg-type]
+
+    async with Client(
+        params,
+        mode=mode,
+        cache=None,
+        elicitation_callback=on_elicit,  # type: ignore[arg-type]
+    ) as client:
+        result = await client.call_tool("confirm_write", {"note": "from-sdk"})
+    return asked, result.structured_content
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("action", ["accept", "decline"])
+def test_sdk_client_completes_an_elicitation_round_trip_in_each_mode(
+    tmp_path: Path, mode: str, action: str
+) -> None:
+    log = tmp_path / "written.log"
+    params = _params([sys.executable, ELICIT_SERVER], tmp_path, ELICIT_LOG=str(log))
+    asked, outcome = anyio.run(_confirm, params, mode, action)
+    assert asked == ["Write note 'from-sdk'?"]
+    if action == "accept":
+        assert outcome == {"outcome": "written"}
+        assert log.read_text() == "from-sdk\n"
+    else:
+        assert outcome == {"outcome": "decline"}
+        assert not log.exists()
+
+
+async def _unknown_tool(params: StdioServerParameters, mode: str) -> int:
+    from mcp import MCPError
+
+    async with Client(params, mode=mode, cache=None) as client:  # type: ignore[arg-type]
+        try:
+            await client.call_tool("engram_no_such_tool", {})
+        except MCPError as error:
+            return int(error.error.code)
+    raise AssertionError("an unknown tool must be a protocol error")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sdk_client_sees_unknown_tool_as_invalid_params(tmp_path: Path, mode: str) -> None:
+    assert anyio.run(_unknown_tool, _params(server_command(), tmp_path), mode) == -32602

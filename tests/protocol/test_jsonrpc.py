@@ -1,0 +1,73 @@
+"""JSON-RPC message classification and response building."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.errors import InvalidRequest, ParseError, UnsupportedProtocolVersion
+from engram.protocol.jsonrpc import (
+    Notification,
+    Request,
+    Response,
+    dumps,
+    error_response,
+    parse_message,
+)
+
+
+def test_a_request_has_an_id_a_method_and_object_params() -> None:
+    assert parse_message(b'{"jsonrpc":"2.0","id":"a","method":"m","params":{"k":1}}') == Request(
+        "a", "m", {"k": 1}
+    )
+
+
+def test_missing_params_are_an_empty_object() -> None:
+    assert parse_message(b'{"jsonrpc":"2.0","id":0,"method":"m"}') == Request(0, "m", {})
+
+
+def test_a_message_without_id_is_a_notification() -> None:
+    assert parse_message(b'{"jsonrpc":"2.0","method":"n"}') == Notification("n", {})
+
+
+def test_a_message_without_method_is_a_reply_to_our_request() -> None:
+    assert parse_message(b'{"jsonrpc":"2.0","id":"engram-1","result":{"action":"cancel"}}') == (
+        Response("engram-1", {"action": "cancel"}, None)
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{},"error":{}}',
+        b'{"jsonrpc":"2.0","id":1,"result":3}',
+        b'{"jsonrpc":"2.0","result":{}}',
+    ],
+)
+def test_a_malformed_reply_is_a_bad_request(line: bytes) -> None:
+    with pytest.raises(InvalidRequest):
+        parse_message(line)
+
+
+@pytest.mark.parametrize("line", [b"", b"{", b"\xff", b'{"a":Infinity}', b"[" * 100_000])
+def test_bytes_that_are_not_json_are_a_parse_error(line: bytes) -> None:
+    with pytest.raises(ParseError):
+        parse_message(line)
+
+
+def test_error_response_carries_the_constant_message_and_data() -> None:
+    error = UnsupportedProtocolVersion("1999-01-01", ("2026-07-28",))
+    assert error_response(5, error) == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "error": {
+            "code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28"], "requested": "1999-01-01"},
+        },
+    }
+
+
+def test_dumps_writes_one_line_even_for_text_with_newlines_and_separators() -> None:
+    line = dumps({"text": "a\nb\r\u2028c\u0000"})
+    assert b"\n" not in line
+    assert b"\r" not in line

@@ -1,0 +1,108 @@
+"""The architecture, enforced: import arrows between layers, the start-up path, the
+error boundaries. docs/ARCHITECTURE.md draws the same rules."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "engram"
+
+#: Which engram packages each layer may import (itself always allowed).
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "protocol": {"errors"},
+    "mcp": {"errors", "protocol", "__init__"},
+    "demo": {"errors", "__init__"},
+    "cli": {"errors", "demo", "__init__"},
+}
+
+#: Third-party and driver modules the domain and protocol layers never import.
+FORBIDDEN_EXTERNAL: dict[str, set[str]] = {
+    "protocol": {"click", "sqlite3", "psycopg", "cryptography", "mcp"},
+    "mcp": {"click", "psycopg", "mcp"},
+}
+
+
+def _layer(path: Path) -> str:
+    relative = path.relative_to(SRC)
+    return relative.parts[0].removesuffix(".py")
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _modules() -> list[Path]:
+    return sorted(path for path in SRC.rglob("*.py") if _layer(path) in ALLOWED)
+
+
+def test_every_layer_is_known() -> None:
+    layers = {_layer(path) for path in SRC.rglob("*.py")} - {"__init__", "__main__"}
+    assert layers <= set(ALLOWED), layers - set(ALLOWED)
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda path: str(path.relative_to(SRC)))
+def test_imports_follow_the_arrows(path: Path) -> None:
+    layer = _layer(path)
+    wrong = set()
+    for name in _imports(path):
+        parts = name.split(".")
+        if parts[0] == "engram" and len(parts) > 1:
+            target = parts[1]
+            if target != layer and target not in ALLOWED[layer] and target != "__version__":
+                wrong.add(name)
+        elif parts[0] in FORBIDDEN_EXTERNAL.get(layer, set()):
+            wrong.add(name)
+    assert not wrong, f"{layer} must not import {sorted(wrong)}"
+
+
+def test_engram_mcp_start_up_path_imports_no_heavy_module() -> None:
+    probe = (
+        "import sys, json; import engram.mcp.main; "
+        "from engram.mcp.main import build_dispatcher; "
+        "from engram.mcp.options import parse_options; "
+        "build_dispatcher(parse_options([])); print(json.dumps(sorted(sys.modules)))"
+    )
+    loaded = set(json.loads(subprocess.check_output([sys.executable, "-c", probe])))
+    heavy = {
+        "mcp",
+        "click",
+        "cryptography",
+        "jsonschema",
+        "psycopg",
+        "rfc8785",
+        "numpy",
+        "asyncio",
+        "pydantic",
+        "tomlkit",
+    }
+    assert loaded & heavy == set()
+
+
+def test_exactly_two_catch_all_boundaries() -> None:
+    boundaries = []
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ExceptHandler) and (
+                node.type is None
+                or (
+                    isinstance(node.type, ast.Name)
+                    and node.type.id in {"Exception", "BaseException"}
+                )
+            ):
+                boundaries.append(str(path.relative_to(SRC)))
+    assert sorted(boundaries) == ["cli/main.py", "mcp/dispatcher.py"]
