@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import record, summary  # noqa: E402
+from _results import record, summary
 
 from engram.demo.client import server_command
 
@@ -40,13 +40,15 @@ def one_start(command: list[str], cwd: str) -> tuple[float, int, int]:
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd
     )
-    assert process.stdin is not None and process.stdout is not None
+    assert process.stdin is not None
+    assert process.stdout is not None
     process.stdin.write((json.dumps(INITIALIZE) + "\n" + json.dumps(LIST) + "\n").encode())
     process.stdin.flush()
     process.stdout.readline()
     answer = json.loads(process.stdout.readline())
     elapsed_ms = (time.perf_counter() - started) * 1000
-    assert answer["id"] == 2 and answer["result"]["tools"], answer
+    assert answer["id"] == 2, answer
+    assert answer["result"]["tools"], answer
     rss = peak_rss_kib(process.pid)
     process.stdin.close()
     process.wait(timeout=10)
