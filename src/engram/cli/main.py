@@ -37,6 +37,15 @@ def demo() -> None:
         raise click.exceptions.Exit(status)
 
 
+def _register() -> None:
+    from engram.cli.host import host
+
+    cli.add_command(host)
+
+
+_register()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI; the one place the command line turns errors into exit codes."""
     try:

@@ -271,7 +271,9 @@ class Dispatcher:
         if method.endswith("/list") and params.get("cursor") is not None:
             raise InvalidParams()  # we never hand out cursors: every list is one page
         routes: dict[str, Callable[[], dict[str, Any]]] = {
-            "tools/list": lambda: {"tools": [tool.describe() for tool in self.tools]},
+            "tools/list": lambda: {
+                "tools": [tool.describe() for tool in self.tools if tool.listed]
+            },
             "tools/call": lambda: self._call_tool(params, elicitation, modern),
             "resources/list": lambda: {"resources": self.resources.list_resources()},
             "resources/templates/list": lambda: {

@@ -30,10 +30,20 @@ _VERSION: Final = 1
 
 
 def arguments_digest(arguments: Any) -> str:
-    """SHA-256 of the RFC 8785 canonical form of the tool arguments."""
+    """SHA-256 of the RFC 8785 canonical form of the tool arguments.
+
+    Arguments outside JCS's domain (integers beyond 2**53, lone surrogates) still
+    bind: they fall back to sorted compact JSON, which is deterministic for the same
+    parsed input, and that is all a state binding needs.
+    """
     import rfc8785
 
-    return hashlib.sha256(rfc8785.dumps(arguments)).hexdigest()
+    try:
+        data = rfc8785.dumps(arguments)
+    except ValueError:
+        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"))
+        data = b"\0" + text.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

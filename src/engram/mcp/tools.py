@@ -112,6 +112,8 @@ class Tool:
     idempotent: bool | None = None
     open_world: bool = False
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: Unlisted tools answer calls but never appear in ``tools/list``.
+    listed: bool = True
 
     def describe(self) -> dict[str, Any]:
         """The ``Tool`` object of ``tools/list``."""

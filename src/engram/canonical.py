@@ -1,0 +1,65 @@
+"""Canonical JSON (RFC 8785, JCS) and the digests engram computes over it.
+
+A digest is ``"sha256:" + 64 lowercase hex`` over a domain-separation prefix for its
+kind (``engram/<kind>/v1`` followed by a NUL byte) and the JCS bytes of the value, so
+two kinds of object can never share a digest. Receipts are digested without their
+own digest field. Python's ``json.dumps(sort_keys=True)`` is not JCS (number and
+string forms differ); ``rfc8785`` is.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = [
+    "DIGEST_PATTERN",
+    "canonical_bytes",
+    "digest",
+    "digest_bytes",
+    "is_digest",
+    "record_id_from_digest",
+    "seal_receipt",
+]
+
+DIGEST_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The RFC 8785 canonical UTF-8 bytes of a JSON value."""
+    import rfc8785
+
+    return rfc8785.dumps(value)
+
+
+def digest(kind: str, value: Any) -> str:
+    """``sha256:<hex>`` of ``value`` under the domain prefix for ``kind``."""
+    return digest_bytes(kind, canonical_bytes(value))
+
+
+def digest_bytes(kind: str, data: bytes) -> str:
+    """``sha256:<hex>`` of raw bytes under the domain prefix for ``kind``."""
+    prefix = f"engram/{kind}/v1".encode() + b"\0"
+    return "sha256:" + hashlib.sha256(prefix + data).hexdigest()
+
+
+def is_digest(value: object) -> bool:
+    """Whether ``value`` is a well-formed ``sha256:`` digest."""
+    return isinstance(value, str) and DIGEST_PATTERN.match(value) is not None
+
+
+def seal_receipt(
+    kind: str, body: Mapping[str, Any], field: str = "receipt_digest"
+) -> dict[str, Any]:
+    """Return ``body`` plus ``field``: the digest of the body without that field."""
+    unsealed = {key: value for key, value in body.items() if key != field}
+    return {**unsealed, field: digest(kind, unsealed)}
+
+
+def record_id_from_digest(record_digest: str) -> str:
+    """``mem_`` + lowercase unpadded RFC 4648 base32 of the 32 digest bytes."""
+    raw = bytes.fromhex(record_digest.removeprefix("sha256:"))
+    return "mem_" + base64.b32encode(raw).decode("ascii").rstrip("=").lower()

@@ -1,0 +1,171 @@
+"""The host profile (``host.toml``): the operator's binding, grants, policy and paths.
+
+The agent can neither read nor write it. It is trusted only when it is a regular
+file owned by the current user and not writable by group or others, parses, and
+names a complete binding; otherwise loading raises ``TrustedContextUnavailable`` and
+no partial binding is ever used. Reading uses the standard library's ``tomllib``
+(fast enough for the server's start-up path); writing uses ``tomlkit``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from engram.errors import TrustedContextUnavailable
+from engram.memory.binding import MEMORY_TOOLS
+from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS, HostPolicy
+
+__all__ = ["PROFILE_NAME", "HostProfile", "load_profile", "render_profile"]
+
+PROFILE_NAME: Final = "host.toml"
+
+
+@dataclass(frozen=True)
+class HostProfile:
+    """A loaded, trusted host profile."""
+
+    path: Path
+    enabled: bool
+    tenant: str
+    workspace: str
+    principal: str
+    agent_id: str
+    session: str
+    purpose: str
+    grants: frozenset[str]
+    policy: HostPolicy
+    store: Path
+    keys: Path
+    durability: Literal["full", "normal"] = "full"
+    verifier_root: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _check_file(path: Path) -> None:
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise TrustedContextUnavailable("host profile cannot be read") from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise TrustedContextUnavailable("host profile is not a regular file")
+    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise TrustedContextUnavailable("host profile is writable by others")
+
+
+def _text(table: dict[str, Any], key: str, default: str | None = None) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or (default is None and not value):
+        raise TrustedContextUnavailable(f"host profile lacks a valid {key}")
+    return value
+
+
+def load_profile(path: Path) -> HostProfile:
+    """Load and check a host profile; raises ``TrustedContextUnavailable``."""
+    path = path.expanduser().resolve()
+    _check_file(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, tomllib.TOMLDecodeError) as exc:
+        raise TrustedContextUnavailable("host profile does not parse") from exc
+    try:
+        return _profile(path, data)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise TrustedContextUnavailable("host profile has an invalid value") from exc
+
+
+def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
+    memory, binding = data.get("memory", {}), data.get("binding", {})
+    grants, retention = data.get("grants", {}), data.get("retention", {})
+    admission, store = data.get("admission", {}), data.get("store", {})
+    tools = grants.get("tools", [])
+    if not isinstance(tools, list) or not set(tools) <= set(MEMORY_TOOLS):
+        raise TrustedContextUnavailable("host profile grants an unknown tool")
+    enabled = memory.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise TrustedContextUnavailable("host profile has an invalid memory.enabled")
+    durability = store.get("durability", "full")
+    if durability not in ("full", "normal"):
+        raise TrustedContextUnavailable("host profile has an invalid store.durability")
+    principal = _text(binding, "principal")
+    base = path.parent
+    verifier = admission.get("verifier_root")
+    return HostProfile(
+        path=path,
+        enabled=enabled,
+        tenant=_text(binding, "tenant"),
+        workspace=_text(binding, "workspace"),
+        principal=principal,
+        agent_id=_text(binding, "agent_id", principal) or principal,
+        session=_text(binding, "session", ""),
+        purpose=_text(binding, "purpose"),
+        grants=frozenset(tools),
+        policy=HostPolicy(
+            retention_max_days=int(retention.get("max_days", DEFAULT_RETENTION_MAX_DAYS)),
+            allow_retain=bool(retention.get("allow_retain", False)),
+            reconciliation_families=frozenset(retention.get("reconciliation_families", [])),
+            confirm_tools=frozenset(admission.get("require_confirmation", [])),
+        ),
+        store=base / _text(store, "path"),
+        keys=base / _text(store, "keys"),
+        durability=durability,
+        verifier_root=base / verifier if isinstance(verifier, str) else None,
+    )
+
+
+def render_profile(
+    *,
+    tenant: str,
+    workspace: str,
+    principal: str,
+    purpose: str,
+    grants: list[str],
+    store: str,
+    keys: str,
+    retention_max_days: int,
+    allow_retain: bool = False,
+    agent_id: str = "",
+    session: str = "",
+) -> str:
+    """The TOML text of a new profile, commented for the operator."""
+    import tomlkit
+
+    document = tomlkit.document()
+    document.add(tomlkit.comment("engram host profile: the agent never reads or writes this."))
+    memory = tomlkit.table()
+    memory.add(
+        "enabled",
+        tomlkit.item(True).comment("persisted opt-in: false removes every memory tool"),
+    )
+    document.add("memory", memory)
+    binding = tomlkit.table()
+    for key, value in (
+        ("tenant", tenant),
+        ("workspace", workspace),
+        ("principal", principal),
+        ("agent_id", agent_id or principal),
+        ("session", session),
+        ("purpose", purpose),
+    ):
+        binding.add(key, value)
+    binding["session"].comment("empty: a fresh session id per server process")
+    document.add("binding", binding)
+    document.add("grants", {"tools": grants})
+    retention = tomlkit.table()
+    retention.add("max_days", retention_max_days)
+    retention.add("allow_retain", allow_retain)
+    retention.add("reconciliation_families", tomlkit.array())
+    document.add("retention", retention)
+    admission = tomlkit.table()
+    admission.add("policy", "default")
+    admission.add(
+        "require_confirmation",
+        tomlkit.array().comment('add "capture" or "request_admission" to gate them'),
+    )
+    document.add("admission", admission)
+    document.add("store", {"path": store, "keys": keys, "durability": "full"})
+    return tomlkit.dumps(document)

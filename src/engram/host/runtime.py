@@ -1,0 +1,79 @@
+"""Opening governed memory for a host: the composition root of the engine.
+
+``open_memory(profile)`` returns a :class:`HostMemory`, the engine bound to the
+profile's binding (a fresh session id per process unless the profile fixes one).
+``open_engine(...)`` gives the bare engine for hosts that bind each call themselves
+with an explicit :class:`~engram.memory.binding.Binding`.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram.crypto.keyfiles import load_keyring
+from engram.host.profile import HostProfile, load_profile
+from engram.memory.admission import AdmissionPolicy
+from engram.memory.binding import Binding
+from engram.memory.engine import MemoryEngine
+from engram.memory.settings import HostPolicy
+
+__all__ = ["HostMemory", "new_session_id", "open_engine", "open_memory"]
+
+
+def new_session_id() -> str:
+    return "ses_" + base64.b32encode(os.urandom(10)).decode("ascii").lower()
+
+
+def open_engine(
+    store: Path,
+    keys: Path,
+    policy: HostPolicy | None = None,
+    admission_policy: AdmissionPolicy | None = None,
+    durability: str = "full",
+) -> MemoryEngine:
+    """An engine over a SQLite store and its key directory."""
+    from engram.store.sqlite.memory_store import SqliteMemoryStore
+
+    return MemoryEngine(
+        SqliteMemoryStore(store, "normal" if durability == "normal" else "full"),
+        load_keyring(keys),
+        policy,
+        admission_policy,
+    )
+
+
+@dataclass
+class HostMemory:
+    """The engine and the binding a profile gives it."""
+
+    engine: MemoryEngine
+    binding: Binding
+    profile: HostProfile
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one tool (short name, e.g. ``"capture"``) under the profile's binding."""
+        return self.engine.call(tool, arguments, self.binding)
+
+
+def binding_of(profile: HostProfile, session: str | None = None) -> Binding:
+    return Binding(
+        tenant=profile.tenant,
+        workspace=profile.workspace,
+        principal=profile.principal,
+        agent_id=profile.agent_id,
+        session=profile.session or session or new_session_id(),
+        purpose_ref=profile.purpose,
+        grants=profile.grants if profile.enabled else frozenset(),
+    )
+
+
+def open_memory(profile: Path | HostProfile) -> HostMemory:
+    """Open governed memory as a profile describes it."""
+    loaded = profile if isinstance(profile, HostProfile) else load_profile(profile)
+    engine = open_engine(loaded.store, loaded.keys, loaded.policy, durability=loaded.durability)
+    return HostMemory(engine, binding_of(loaded), loaded)

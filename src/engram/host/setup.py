@@ -1,0 +1,80 @@
+"""``engram host init``: a profile, a store (new or joined) and its key material."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from engram.crypto.keyfiles import create_keyring
+from engram.errors import UsageError
+from engram.host.profile import PROFILE_NAME, load_profile, render_profile
+from engram.memory.binding import MEMORY_TOOLS
+from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS
+
+__all__ = ["DEFAULT_GRANTS", "init_host", "keys_for_store"]
+
+#: Least privilege when ``--grant`` is not given: reading only.
+DEFAULT_GRANTS = ("search", "get")
+
+
+def keys_for_store(store: Path) -> Path:
+    """Key material belongs to the store: every profile joining it shares its keys."""
+    return store.with_name(store.name + ".keys")
+
+
+def _relative(target: Path, base: Path) -> str:
+    return os.path.relpath(target, base)
+
+
+def init_host(
+    directory: Path,
+    *,
+    tenant: str,
+    workspace: str,
+    principal: str,
+    purpose: str,
+    grants: list[str] | None = None,
+    store: Path | None = None,
+    retention_max_days: int = DEFAULT_RETENTION_MAX_DAYS,
+    allow_retain: bool = False,
+    agent_id: str = "",
+    session: str = "",
+) -> Path:
+    """Create ``directory/host.toml``, the store and its keys; return the profile path."""
+    from engram.store.sqlite.memory_store import SqliteMemoryStore
+
+    chosen = list(DEFAULT_GRANTS if grants is None else grants)
+    if "all" in chosen:
+        chosen = list(MEMORY_TOOLS)
+    unknown = sorted(set(chosen) - set(MEMORY_TOOLS))
+    if unknown:
+        raise UsageError(f"unknown tool to grant: {', '.join(unknown)}")
+    if retention_max_days < 1:
+        raise UsageError("--retention-max-days must be a positive number of days")
+    directory = directory.expanduser().resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    profile = directory / PROFILE_NAME
+    if profile.exists():
+        raise UsageError(f"{profile} already exists")
+    store_path = store.expanduser().resolve() if store else directory / "memory.db"
+    store_path.parent.mkdir(parents=True, exist_ok=True)
+    create_keyring(keys_for_store(store_path))
+    SqliteMemoryStore(store_path).close()
+    text = render_profile(
+        tenant=tenant,
+        workspace=workspace,
+        principal=principal,
+        purpose=purpose,
+        grants=[tool for tool in MEMORY_TOOLS if tool in chosen],
+        store=_relative(store_path, directory),
+        keys=_relative(keys_for_store(store_path), directory),
+        retention_max_days=retention_max_days,
+        allow_retain=allow_retain,
+        agent_id=agent_id,
+        session=session,
+    )
+    descriptor = os.open(profile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    load_profile(profile)  # what we wrote must be trusted as written
+    return profile

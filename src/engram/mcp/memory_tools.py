@@ -1,0 +1,115 @@
+"""The governed memory tools (``engram_memory_*``), bound by a host profile.
+
+Without a profile, or with ``[memory] enabled = false``, no memory tool exists and a
+call gets -32602 Unknown tool. A profile that cannot be read or trusted lists no
+tool, and every ``engram_memory_*`` call gets -32603 "Trusted invocation context
+unavailable": the host meant to bind memory, and no partial binding is ever used.
+Only granted tools are listed; their input schema publishes the bound purpose as a
+``const``. The engine (and with it ``cryptography``, ``jsonschema`` and SQLite) is
+opened by the first call, not at start-up.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from engram.errors import TrustedContextUnavailable
+from engram.host.profile import HostProfile, load_profile
+from engram.mcp.tools import CallContext, Tool, ToolResult
+from engram.memory.binding import MEMORY_TOOLS, tool_name
+from engram.memory.schemas import OUTPUT_SCHEMAS, input_schema
+
+__all__ = ["MemoryTools", "memory_tools"]
+
+_TITLES = {
+    "search": "Search governed memory",
+    "get": "Read a governed memory record",
+    "capture": "Capture a cited memory candidate",
+    "request_admission": "Request admission of a candidate",
+    "withdraw": "Withdraw a pending candidate",
+    "forget": "Forget an admitted record",
+}
+
+_DESCRIPTIONS = {
+    "search": "Find current memories with citations and a rank receipt (BM25). Read-only.",
+    "get": "Read one current record by record_id, with a read receipt. Read-only.",
+    "capture": (
+        "Submit cited material as an encrypted pending candidate (not searchable until "
+        "admitted). Every component cites a citation; citation ids, component ids unique; "
+        "primary_event.citation_id is cited by the primary component; evidence cites "
+        "known citations; t_end >= t; reconciliation.family_refs sorted and unique."
+    ),
+    "request_admission": "Ask the host's admission policy to decide on a pending candidate.",
+    "withdraw": "Terminate your pending candidate. Needs a human confirmation.",
+    "forget": "Make an admitted record terminally ineligible. Needs a human confirmation.",
+}
+
+
+class MemoryTools:
+    """The profile, and the engine opened on first use."""
+
+    def __init__(self, profile: HostProfile) -> None:
+        self.profile = profile
+        self._memory: Any = None
+        self._lock = threading.Lock()
+
+    def memory(self) -> Any:
+        with self._lock:
+            if self._memory is None:
+                from engram.host.runtime import open_memory
+
+                self._memory = open_memory(self.profile)
+            return self._memory
+
+    def handler(self, short: str) -> Callable[[Mapping[str, Any], CallContext], ToolResult]:
+        def handle(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:
+            envelope = self.memory().call(short, arguments)
+            return ToolResult(envelope, is_error=not envelope["ok"])
+
+        return handle
+
+
+def _untrusted(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:
+    raise TrustedContextUnavailable()
+
+
+def memory_tools(profile_path: Path | None) -> Iterator[Tool]:
+    """The memory tools a server with this profile path offers."""
+    if profile_path is None:
+        return
+    try:
+        profile = load_profile(profile_path)
+    except TrustedContextUnavailable:
+        for short in MEMORY_TOOLS:
+            yield _tool(short, input_schema(short), _untrusted, listed=False)
+        return
+    if not profile.enabled:
+        return
+    tools = MemoryTools(profile)
+    for short in MEMORY_TOOLS:
+        if short in profile.grants:
+            yield _tool(short, input_schema(short, profile.purpose), tools.handler(short))
+
+
+def _tool(
+    short: str,
+    schema: dict[str, Any],
+    handler: Callable[[Mapping[str, Any], CallContext], ToolResult],
+    listed: bool = True,
+) -> Tool:
+    read_only = short in ("search", "get")
+    return Tool(
+        name=tool_name(short),
+        title=_TITLES[short],
+        description=_DESCRIPTIONS[short],
+        input_schema=schema,
+        output_schema=OUTPUT_SCHEMAS[short],
+        handler=handler,
+        read_only=read_only,
+        destructive=None if read_only else short in ("withdraw", "forget"),
+        idempotent=None if read_only else True,
+        listed=listed,
+    )

@@ -1,0 +1,230 @@
+"""``engram_memory_request_admission``: the host's policy decides on a pending candidate.
+
+The policy is a small interface (:class:`AdmissionPolicy`); the default accepts a
+candidate whose citations and evidence resolve and whose text holds nothing
+credential-like. Around the policy's verdict the engine applies the contract's
+rules: an accepting verdict on content identical to a current record in the scope is
+``duplicate_exact`` (naming that record); on content identical to a *tombstoned*
+record it is held as ``pending_adjudication`` for the host; a decision older than
+300 s (or dated in the future) is ``POLICY_STALE``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from engram.canonical import canonical_bytes, digest
+from engram.errors import DigestConflict, NotFound, PolicyStale
+from engram.memory.binding import Binding
+from engram.memory.capture import intent_digest
+from engram.memory.lifecycle import check_candidate
+from engram.memory.ports import IdempotencyRow, MemoryTransaction, RecordRow
+from engram.memory.records import index_text, record_identity
+from engram.memory.validation import format_instant, parse_instant
+from engram.memory.vault import Vault
+
+__all__ = [
+    "DECISION_MAX_AGE_MS",
+    "AdmissionPolicy",
+    "Decision",
+    "DefaultAdmissionPolicy",
+    "request_admission",
+]
+
+DECISION_MAX_AGE_MS: Final = 300_000
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A policy verdict: accept or not, with reason codes (never content)."""
+
+    accept: bool
+    policy_id: str
+    decided_ms: int
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+
+class AdmissionPolicy(Protocol):
+    """Decides whether a candidate's record may be admitted."""
+
+    policy_id: str
+
+    def decide(self, record: dict[str, Any], now_ms: int) -> Decision:
+        """``record`` is the full record body the candidate would become."""
+        ...
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+class DefaultAdmissionPolicy:
+    """Accept when citations and evidence resolve and no secret-like content appears."""
+
+    policy_id = "engram.admission.default/v1"
+
+    def decide(self, record: dict[str, Any], now_ms: int) -> Decision:
+        from engram.safety.secrets import contains_secret
+
+        content, evidence = record["content"], record["evidence"]
+        citations = {citation["citation_id"] for citation in content["citations"]}
+        reasons = []
+        if not all(set(c["citation_ids"]) <= citations for c in content["components"]):
+            reasons.append("citation_unresolved")
+        if not set(evidence["citation_ids"]) <= citations:
+            reasons.append("evidence_unresolved")
+        if any(contains_secret(text) for text in _strings([content, evidence])):
+            reasons.append("secret_detected")
+        return Decision(not reasons, self.policy_id, now_ms, tuple(reasons))
+
+
+def request_admission(
+    tx: MemoryTransaction,
+    vault: Vault,
+    policy: AdmissionPolicy,
+    binding: Binding,
+    arguments: dict[str, Any],
+    now_ms: int,
+) -> dict[str, Any]:
+    """Decide inside ``tx``; returns the output value."""
+    scope_id, key = binding.scope.scope_id, arguments["idempotency_key"]
+    intent = intent_digest("request_admission", arguments)
+    prior = tx.idempotency(scope_id, binding.principal, key)
+    if prior is not None:
+        if prior.tool != "request_admission" or prior.intent_digest != intent:
+            raise DigestConflict()
+        return {"outcome": prior.outcome, "replayed": True}
+    candidate = tx.candidate(scope_id, arguments["candidate_id"])
+    if candidate is None or candidate.principal != binding.principal:
+        raise NotFound()
+    check_candidate(candidate.state, {"pending"})
+    body = json.loads(vault.open(tx, candidate.candidate_id, scope_id, candidate.sealed))
+    decision = policy.decide(body, now_ms)
+    if not 0 <= now_ms - decision.decided_ms <= DECISION_MAX_AGE_MS:
+        raise PolicyStale()
+    status, record_id = _status(tx, scope_id, candidate.payload_digest, decision)
+    decision_receipt = digest(
+        "receipt/decision",
+        {
+            "candidate_id": candidate.candidate_id,
+            "status": status,
+            "policy_id": decision.policy_id,
+            "reasons": list(decision.reasons),
+            "decided_at": format_instant(decision.decided_ms),
+            "record_digest": candidate.record_digest,
+        },
+    )
+    if status == "accepted":
+        record_id = _admit(tx, vault, body, candidate.candidate_id, scope_id, now_ms)
+    event = tx.append_event(
+        scope_id,
+        {
+            "operation": "admission",
+            "target": candidate.candidate_id,
+            "from_state": "pending",
+            "to_state": status,
+            "at": now_ms,
+            "record_id": record_id,
+            "decision_receipt_digest": decision_receipt,
+        },
+        touches_records=status == "accepted",
+    )
+    _settle_candidate(tx, vault, candidate.candidate_id, status, record_id, decision_receipt)
+    if status == "accepted" and record_id is not None:
+        tx.update_record(record_id, admit_cursor=event.cursor)
+    outcome: dict[str, Any] = {
+        "status": status,
+        "candidate_id": candidate.candidate_id,
+        "cursor": str(event.cursor),
+        "decision_receipt_digest": decision_receipt,
+        "transaction_receipt_digest": digest(
+            "receipt/transaction",
+            {
+                "operation": "admission",
+                "target": candidate.candidate_id,
+                "cursor": str(event.cursor),
+                "event_digest": event.event_digest,
+                "at": format_instant(now_ms),
+            },
+        ),
+    }
+    if record_id is not None:
+        outcome["record_id"] = record_id
+    tx.remember(
+        scope_id, binding.principal, key, IdempotencyRow("request_admission", intent, outcome)
+    )
+    return {"outcome": outcome, "replayed": False}
+
+
+def _status(
+    tx: MemoryTransaction, scope_id: str, payload_digest: str, decision: Decision
+) -> tuple[str, str | None]:
+    if not decision.accept:
+        return "rejected", None
+    existing = tx.record_with_payload(scope_id, payload_digest, ["accepted_current"])
+    if existing is not None:
+        return "duplicate_exact", existing
+    if tx.record_with_payload(scope_id, payload_digest, ["tombstoned"]) is not None:
+        return "pending_adjudication", None
+    return "accepted", None
+
+
+def _admit(
+    tx: MemoryTransaction,
+    vault: Vault,
+    body: dict[str, Any],
+    candidate_id: str,
+    scope_id: str,
+    now_ms: int,
+) -> str:
+    """Create the record: content sealed under its own key, then indexed."""
+    record_digest, record_id = record_identity(body)
+    content = body["content"]
+    valid_time = content["valid_time"]
+    tx.add_record(
+        RecordRow(
+            record_id=record_id,
+            scope_id=scope_id,
+            candidate_id=candidate_id,
+            state="accepted_current",
+            record_digest=record_digest,
+            payload_digest=body["payload_digest"],
+            sealed=vault.seal(tx, record_id, scope_id, canonical_bytes(body)),
+            valid_t=valid_time["t"],
+            valid_t_end=valid_time.get("t_end"),
+            expires_ms=parse_instant(body["retention"]["expires_at"]),
+            admitted_ms=now_ms,
+            admit_cursor=0,
+        )
+    )
+    tx.index(scope_id, record_id, index_text(content))
+    return record_id
+
+
+def _settle_candidate(
+    tx: MemoryTransaction,
+    vault: Vault,
+    candidate_id: str,
+    status: str,
+    record_id: str | None,
+    decision_receipt: str,
+) -> None:
+    """Move the candidate out of ``pending``; its own key goes once it is not needed."""
+    state = {"accepted": "accepted", "duplicate_exact": "accepted"}.get(status, status)
+    changes: dict[str, Any] = {"state": state, "record_id": record_id}
+    changes["decision"] = {"status": status, "decision_receipt_digest": decision_receipt}
+    if state in ("accepted", "rejected"):
+        # The record holds the content now (or it was refused): the pending body goes.
+        vault.destroy(tx, candidate_id)
+        changes["sealed"] = None
+    tx.update_candidate(candidate_id, **changes)

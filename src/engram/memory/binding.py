@@ -1,0 +1,61 @@
+"""The host-bound invocation context: who calls, in which scope, for what purpose.
+
+An agent never supplies any of this; the host binds it per call (memory-contract §0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["MEMORY_TOOLS", "Binding", "Scope", "tool_name"]
+
+#: The six tools, by their short names, in the order ``tools/list`` shows them.
+MEMORY_TOOLS: Final = ("search", "get", "capture", "request_admission", "withdraw", "forget")
+
+
+def tool_name(short: str) -> str:
+    """``search`` -> ``engram_memory_search``."""
+    return f"engram_memory_{short}"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """One exact tenant and workspace."""
+
+    tenant: str
+    workspace: str
+
+    @property
+    def scope_id(self) -> str:
+        """A stable, opaque id for storage (tenant and workspace never leak through it)."""
+        raw = f"{self.tenant}\0{self.workspace}".encode()
+        return hashlib.sha256(b"engram/scope/v1\0" + raw).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """Everything the host binds to a call. Grants are short tool names."""
+
+    tenant: str
+    workspace: str
+    principal: str
+    agent_id: str
+    session: str
+    purpose_ref: str
+    grants: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.tenant, self.workspace)
+
+    def identity(self) -> dict[str, str]:
+        """The actor identity recorded in journals and audit entries."""
+        return {
+            "tenant": self.tenant,
+            "workspace": self.workspace,
+            "principal": self.principal,
+            "agent_id": self.agent_id,
+            "session": self.session,
+        }

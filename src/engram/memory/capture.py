@@ -1,0 +1,128 @@
+"""``engram_memory_capture``: seal cited material as an encrypted pending candidate.
+
+Order: idempotency first (a replay reuses everything resolved at first capture,
+retention included), then retention and reconciliation against the host policy,
+then sealing: the candidate's payload and evidence are encrypted under a fresh data
+key; nothing of it is stored, logged or returned in the clear.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Any
+
+from engram.canonical import canonical_bytes, digest
+from engram.errors import DigestConflict, InvalidSchema, Unauthorized
+from engram.memory.binding import Binding
+from engram.memory.ports import CandidateRow, IdempotencyRow, MemoryTransaction
+from engram.memory.records import payload_digest, record_body, record_identity
+from engram.memory.settings import HostPolicy
+from engram.memory.validation import format_instant, parse_instant
+from engram.memory.vault import Vault
+
+__all__ = ["capture", "intent_digest", "new_candidate_id", "resolve_retention"]
+
+
+def new_candidate_id() -> str:
+    return "cand_" + base64.b32encode(os.urandom(20)).decode("ascii").lower()
+
+
+def intent_digest(tool: str, arguments: dict[str, Any]) -> str:
+    """What an idempotency key is bound to: the tool and its exact arguments."""
+    return digest("intent", {"tool": tool, "arguments": arguments})
+
+
+def resolve_retention(payload: dict[str, Any], policy: HostPolicy, now_ms: int) -> dict[str, Any]:
+    """The concrete retention of a capture, or the contract's refusal."""
+    asked = payload.get("retention", {})
+    rule = asked.get("derivative_rule", "make-ineligible")
+    if rule == "retain" and not policy.allow_retain:
+        raise Unauthorized("retain is not allowed by host policy")
+    ceiling = now_ms + policy.retention_max_ms
+    if "expires_at" in asked:
+        expires = parse_instant(asked["expires_at"])
+        if expires is None or expires <= now_ms:
+            raise InvalidSchema("expires_at is not after capture time")
+        if expires > ceiling:
+            raise Unauthorized("expires_at is beyond the host ceiling")
+    else:
+        expires = ceiling
+    return {"derivative_rule": rule, "expires_at": format_instant(expires)}
+
+
+def _check_families(payload: dict[str, Any], policy: HostPolicy) -> None:
+    families = payload.get("reconciliation", {}).get("family_refs", [])
+    if not set(families) <= policy.reconciliation_families:
+        raise Unauthorized("reconciliation family without host consent")
+
+
+def capture(
+    tx: MemoryTransaction,
+    vault: Vault,
+    policy: HostPolicy,
+    binding: Binding,
+    arguments: dict[str, Any],
+    now_ms: int,
+) -> dict[str, Any]:
+    """Capture inside ``tx``; returns the output value."""
+    scope_id, key = binding.scope.scope_id, arguments["idempotency_key"]
+    intent = intent_digest("capture", arguments)
+    prior = tx.idempotency(scope_id, binding.principal, key)
+    if prior is not None:
+        if prior.tool != "capture" or prior.intent_digest != intent:
+            raise DigestConflict()
+        return {**prior.outcome, "status": "duplicate_exact"}
+    payload = arguments["payload"]
+    retention = resolve_retention(payload, policy, now_ms)
+    _check_families(payload, policy)
+    candidate_id = new_candidate_id()
+    body = record_body(candidate_id, binding, now_ms, arguments, retention)
+    record_digest, _ = record_identity(body)
+    sealed = vault.seal(tx, candidate_id, scope_id, canonical_bytes(body))
+    event = tx.append_event(
+        scope_id,
+        {
+            "operation": "capture",
+            "target": candidate_id,
+            "from_state": None,
+            "to_state": "pending",
+            "at": now_ms,
+            "actor": digest("actor", binding.identity()),
+            "record_digest": record_digest,
+        },
+        touches_records=False,
+    )
+    receipt = digest(
+        "receipt/transaction",
+        {
+            "operation": "capture",
+            "target": candidate_id,
+            "cursor": str(event.cursor),
+            "event_digest": event.event_digest,
+            "at": format_instant(now_ms),
+        },
+    )
+    tx.add_candidate(
+        CandidateRow(
+            candidate_id=candidate_id,
+            scope_id=scope_id,
+            principal=binding.principal,
+            state="pending",
+            payload_digest=payload_digest(payload),
+            record_digest=record_digest,
+            sealed=sealed,
+            captured_ms=now_ms,
+            retention=retention,
+            capture_cursor=event.cursor,
+        )
+    )
+    outcome = {
+        "status": "committed_pending",
+        "candidate_id": candidate_id,
+        "record_digest": record_digest,
+        "cursor": str(event.cursor),
+        "transaction_receipt_digest": receipt,
+    }
+    tx.remember(scope_id, binding.principal, key, IdempotencyRow("capture", intent, outcome))
+    return outcome

@@ -1,0 +1,237 @@
+"""``engram_memory_search`` and ``engram_memory_get``: disclose current records only.
+
+A record is disclosed only while it is ``accepted_current``, current in valid time
+(epoch milliseconds, ``t <= now < t_end``) and not expired. Anything else, an unknown
+id, or an id from another scope, is the same ``NOT_FOUND``. Search ranks with BM25
+over the scope's own FTS5 index, then filters eligibility; pages are bound to the
+query, the parameters, the principal and the scope's records version by an HMAC.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from typing import Any, Final
+
+from engram.canonical import canonical_bytes, digest, seal_receipt
+from engram.errors import (
+    NotFound,
+    ProjectionOversized,
+    RankingUnavailable,
+    ResultTooLarge,
+    StalePage,
+)
+from engram.memory.binding import Binding
+from engram.memory.ports import MemoryReader, RecordRow
+from engram.memory.records import project, redaction_receipt_digest
+from engram.memory.validation import format_instant
+from engram.memory.vault import Vault
+from engram.search.lexical import match_expression
+
+__all__ = ["RECALL_CANDIDATES", "RESPONSE_CEILING_BYTES", "eligible", "get", "search"]
+
+#: At most this many ranked candidates are considered per search (upstream bound).
+RECALL_CANDIDATES: Final = 2000
+#: A whole search response may not exceed this many bytes (RESULT_TOO_LARGE).
+RESPONSE_CEILING_BYTES: Final = 1_048_576
+DEFAULT_LIMIT: Final = 10
+DEFAULT_MAX_PACKET_BYTES: Final = 65_536
+
+
+def eligible(record: RecordRow, now_ms: int) -> bool:
+    """Whether a record may be disclosed at ``now_ms``."""
+    return (
+        record.state == "accepted_current"
+        and record.valid_t <= now_ms
+        and (record.valid_t_end is None or now_ms < record.valid_t_end)
+        and (record.expires_ms is None or now_ms < record.expires_ms)
+    )
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def _disclose(
+    reader: MemoryReader, vault: Vault, record: RecordRow
+) -> tuple[dict[str, Any], list[str], str]:
+    body = json.loads(vault.open(reader, record.record_id, record.scope_id, record.sealed))
+    projected, redacted = project(record.record_id, record.record_digest, body, record.admitted_ms)
+    return (
+        projected,
+        redacted,
+        redaction_receipt_digest(record.record_id, record.record_digest, redacted),
+    )
+
+
+def get(
+    reader: MemoryReader,
+    vault: Vault,
+    binding: Binding,
+    arguments: dict[str, Any],
+    now_ms: int,
+    authorization: str,
+) -> dict[str, Any]:
+    """Read one current record with its read receipt."""
+    record = reader.record(binding.scope.scope_id, arguments["record_id"])
+    if record is None or not eligible(record, now_ms):
+        raise NotFound()
+    projected, redacted, redaction = _disclose(reader, vault, record)
+    at = format_instant(now_ms)
+    revalidation = digest(
+        "receipt/revalidation",
+        {
+            "record_id": record.record_id,
+            "state": record.state,
+            "valid_time": "current",
+            "retention": "not_expired",
+            "checked_at": at,
+        },
+    )
+    read_receipt = seal_receipt(
+        "receipt/read",
+        {
+            "record_id": record.record_id,
+            "record_digest": record.record_digest,
+            "valid_as_of": at,
+            "system_as_of": at,
+            "validated_through_cursor": str(reader.head(binding.scope.scope_id).cursor),
+            "authorization_receipt_digest": authorization,
+            "revalidation_receipt_digest": revalidation,
+            "checked_at": at,
+        },
+    )
+    packet = {
+        "record": projected,
+        "redacted_fields": redacted,
+        "redaction_receipt_digest": redaction,
+        "read_receipt": read_receipt,
+    }
+    value = {**packet, "packet_digest": digest("packet", packet)}
+    if _size(value) > arguments.get("max_packet_bytes", DEFAULT_MAX_PACKET_BYTES):
+        raise ProjectionOversized()
+    return value
+
+
+class PageCursors:
+    """Seals and opens search page cursors under the store's MAC key."""
+
+    def __init__(self, mac_key: bytes) -> None:
+        self._key = mac_key
+
+    def seal(self, fields: dict[str, Any]) -> str:
+        data = canonical_bytes(fields)
+        mac = hmac.new(self._key, b"engram/page/v1\0" + data, hashlib.sha256).digest()[:16]
+        return _b64(data) + "." + _b64(mac)
+
+    def open(self, cursor: str) -> dict[str, Any]:
+        try:
+            encoded, encoded_mac = cursor.split(".")
+            data = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+            mac = base64.urlsafe_b64decode(encoded_mac + "=" * (-len(encoded_mac) % 4))
+        except ValueError as exc:
+            raise StalePage() from exc
+        expected = hmac.new(self._key, b"engram/page/v1\0" + data, hashlib.sha256).digest()[:16]
+        if not hmac.compare_digest(mac, expected) or _b64(data) != encoded:
+            raise StalePage()
+        fields: dict[str, Any] = json.loads(data)
+        return fields
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _ranked_eligible(
+    reader: MemoryReader, scope_id: str, match: str | None, needed: int, now_ms: int
+) -> tuple[list[tuple[RecordRow, float]], int]:
+    """Eligible records in rank order (at least ``needed`` when there are that many)."""
+    if match is None:
+        return [], 0
+    fetch = min(RECALL_CANDIDATES, max(2 * needed, 32))
+    while True:
+        hits = reader.search(scope_id, match, fetch)
+        rows = {row.record_id: row for row in reader.records(scope_id, [rid for rid, _ in hits])}
+        ranked = [(rows[rid], score) for rid, score in hits if rid in rows]
+        found = [(row, score) for row, score in ranked if eligible(row, now_ms)]
+        if len(found) >= needed or len(hits) < fetch or fetch == RECALL_CANDIDATES:
+            return found, len(hits)
+        fetch = min(RECALL_CANDIDATES, fetch * 4)
+
+
+def search(
+    reader: MemoryReader,
+    vault: Vault,
+    cursors: PageCursors,
+    binding: Binding,
+    arguments: dict[str, Any],
+    now_ms: int,
+    semantic_available: bool,
+) -> dict[str, Any]:
+    """Rank, filter and page the scope's current records."""
+    policy = arguments.get("capability_policy", {})
+    channels = policy.get("minimum_channels", "lexical")
+    if channels == "lexical_and_semantic" and not semantic_available:
+        raise RankingUnavailable()
+    scope_id = binding.scope.scope_id
+    limit = arguments.get("limit", DEFAULT_LIMIT)
+    max_packet = arguments.get("max_packet_bytes", DEFAULT_MAX_PACKET_BYTES)
+    binding_fields = {
+        "query": digest("query", {"query": arguments["query"]}),
+        "parameters": digest(
+            "parameters",
+            {"limit": limit, "max_packet_bytes": max_packet, "minimum_channels": channels},
+        ),
+        "scope": scope_id,
+        "principal": digest("actor", {"principal": binding.principal}),
+    }
+    snapshot = reader.records_version(scope_id)
+    offset = 0
+    if "page_cursor" in arguments:
+        page = cursors.open(arguments["page_cursor"])
+        if {k: page.get(k) for k in binding_fields} != binding_fields or page.get(
+            "snapshot"
+        ) != snapshot:
+            raise StalePage()
+        offset = int(page["offset"])
+    match = match_expression(arguments["query"])
+    found, considered = _ranked_eligible(reader, scope_id, match, offset + limit + 1, now_ms)
+    window = found[offset : offset + limit]
+    packets: list[dict[str, Any]] = []
+    for position, (record, score) in enumerate(window, start=offset + 1):
+        projected, redacted, redaction = _disclose(reader, vault, record)
+        packet = {
+            "record": projected,
+            "redacted_fields": redacted,
+            "redaction_receipt_digest": redaction,
+            "score": round(score, 6),
+            "rank": position,
+        }
+        if _size(packet) > max_packet:
+            raise ProjectionOversized()
+        packets.append(packet)
+    rank_receipt = seal_receipt(
+        "receipt/rank",
+        {
+            **binding_fields,
+            "channels": ["lexical"],
+            "algorithm": "sqlite-fts5-bm25",
+            "snapshot": str(snapshot),
+            "offset": offset,
+            "considered": considered,
+            "eligible": len(found),
+            "returned": [packet["record"]["record_id"] for packet in packets],
+            "ranked_at": format_instant(now_ms),
+        },
+    )
+    value: dict[str, Any] = {"records": packets, "rank_receipt": rank_receipt}
+    if offset + limit < len(found):
+        value["next_page_cursor"] = cursors.seal(
+            {**binding_fields, "snapshot": snapshot, "offset": offset + limit}
+        )
+    value["response_digest"] = digest("response", value)
+    if _size(value) > RESPONSE_CEILING_BYTES:
+        raise ResultTooLarge()
+    return value

@@ -1,0 +1,162 @@
+"""Enforcing the closed schemas: JSON Schema plus the rules it cannot express.
+
+Order of checks for a call: the serialized argument ceiling, the JSON Schema (with
+our byte, NFC and instant keywords, and integers that are JSON integers, never
+``1.0`` or ``true``), then cross-references. Any violation is ``INVALID_SCHEMA``,
+except that a call whose only violations are malformed digests is
+``INVALID_DIGEST``. The validator is built once, on first use (``jsonschema`` is not
+on the server's start-up path).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import unicodedata
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Any
+
+from engram.errors import InvalidDigest, InvalidSchema
+from engram.memory.schemas import (
+    ARGUMENT_CEILING_BYTES,
+    DIGEST_PATTERN,
+    INPUT_SCHEMAS,
+    input_schema,
+)
+
+__all__ = ["validate_arguments"]
+
+
+def validate_arguments(tool: str, arguments: Mapping[str, Any]) -> None:
+    """Raise ``InvalidSchema`` / ``InvalidDigest`` unless ``arguments`` are valid."""
+    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > ARGUMENT_CEILING_BYTES:
+        raise InvalidSchema("arguments exceed 1,048,576 bytes")
+    errors = list(_validator(tool).iter_errors(arguments))
+    if errors:
+        if all(
+            error.validator == "pattern" and error.schema.get("pattern") == DIGEST_PATTERN
+            for error in errors
+        ):
+            raise InvalidDigest(f"malformed digest at {_where(errors[0])}")
+        raise InvalidSchema(f"{errors[0].validator} at {_where(errors[0])}")
+    problem = _cross_reference_problem(tool, arguments)
+    if problem:
+        raise InvalidSchema(problem)
+
+
+def _where(error: Any) -> str:
+    # Only the path of positions and our own key names; never input values or keys.
+    return "/" + "/".join(
+        str(part) for part in error.absolute_path if isinstance(part, int) or part in _KNOWN_KEYS
+    )
+
+
+def _property_names(schema: Any) -> Iterator[str]:
+    if isinstance(schema, dict):
+        yield from schema.get("properties", {})
+        for value in schema.values():
+            yield from _property_names(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _property_names(value)
+
+
+_KNOWN_KEYS = frozenset(_property_names(INPUT_SCHEMAS))
+
+
+@cache
+def _validator(tool: str) -> Any:
+    from jsonschema import Draft202012Validator, validators
+
+    def utf8_bytes(validator: Any, bounds: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if isinstance(instance, str):
+            try:
+                size = len(instance.encode("utf-8"))
+            except UnicodeEncodeError:  # a lone surrogate is not text
+                size = -1
+            if not bounds["min"] <= size <= bounds["max"]:
+                yield _error("x-engram-utf8Bytes")
+
+    def nfc(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if wanted and isinstance(instance, str) and not _is_nfc(instance):
+            yield _error("x-engram-nfc")
+
+    def instant(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if wanted and isinstance(instance, str) and parse_instant(instance) is None:
+            yield _error("x-engram-instant")
+
+    strict_types = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    cls = validators.extend(
+        Draft202012Validator,
+        {"x-engram-utf8Bytes": utf8_bytes, "x-engram-nfc": nfc, "x-engram-instant": instant},
+        type_checker=strict_types,
+    )
+    return cls(input_schema(tool))
+
+
+def _error(keyword: str) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    return ValidationError(f"violates {keyword}", validator=keyword)
+
+
+def _is_nfc(text: str) -> bool:
+    try:
+        return unicodedata.is_normalized("NFC", text)
+    except UnicodeError:
+        return False
+
+
+def parse_instant(text: str) -> int | None:
+    """Epoch milliseconds of a canonical instant, or ``None`` if it names no instant."""
+    if len(text) != 24 or not text.endswith("Z"):
+        return None
+    try:
+        moment = dt.datetime.strptime(text[:-1], "%Y-%m-%dT%H:%M:%S.%f")
+    except ValueError:
+        return None
+    return int(moment.replace(tzinfo=dt.UTC).timestamp() * 1000 + 0.5)
+
+
+def format_instant(epoch_ms: int) -> str:
+    """The canonical instant for epoch milliseconds."""
+    moment = dt.datetime.fromtimestamp(epoch_ms / 1000, dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
+
+
+def _cross_reference_problem(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    if tool != "capture":
+        return None
+    payload, evidence = arguments["payload"], arguments["evidence"]
+    citation_ids = [citation["citation_id"] for citation in payload["citations"]]
+    component_ids = [component["component_id"] for component in payload["components"]]
+    known = set(citation_ids)
+    primary = next(
+        (c for c in payload["components"] if c["component_id"] == payload["primary_component_id"]),
+        None,
+    )
+    event_citation = payload["primary_event"]["citation_id"]
+    valid_time = payload["valid_time"]
+    families = payload.get("reconciliation", {}).get("family_refs", [])
+    checks = [
+        (len(set(citation_ids)) == len(citation_ids), "citation_id values are not unique"),
+        (len(set(component_ids)) == len(component_ids), "component_id values are not unique"),
+        (
+            all(set(c["citation_ids"]) <= known for c in payload["components"]),
+            "a component cites an unknown citation",
+        ),
+        (primary is not None, "primary_component_id does not resolve"),
+        (
+            primary is not None and event_citation in primary["citation_ids"],
+            "primary_event.citation_id is not cited by the primary component",
+        ),
+        (event_citation in known, "primary_event.citation_id does not resolve"),
+        (set(evidence["citation_ids"]) <= known, "evidence cites an unknown citation"),
+        (valid_time.get("t_end", valid_time["t"]) >= valid_time["t"], "t_end is before t"),
+        (families == sorted(families), "reconciliation.family_refs is not sorted"),
+    ]
+    return next((reason for holds, reason in checks if not holds), None)

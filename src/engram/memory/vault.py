@@ -1,0 +1,73 @@
+"""Per-item encryption for the governed store: seal, open and destroy item content.
+
+Each candidate and each record has its own data key, stored only wrapped by the
+current KEK and bound to its owner; the ciphertext is bound to the owner and scope.
+Destroying the wrapped key is destroying the content.
+"""
+
+from __future__ import annotations
+
+from engram.crypto.keyfiles import KeyRing
+from engram.crypto.sealing import (
+    Sealed,
+    associated_data,
+    new_data_key,
+    open_sealed,
+    seal,
+    unwrap_key,
+    wrap_key,
+)
+from engram.errors import BlobMissing
+from engram.memory.ports import MemoryReader, MemoryTransaction
+
+__all__ = ["Vault"]
+
+
+class Vault:
+    """Seals item content under per-item keys wrapped by the keyring's current KEK."""
+
+    def __init__(self, keys: KeyRing) -> None:
+        self.keys = keys
+
+    def seal(self, tx: MemoryTransaction, owner: str, scope_id: str, plaintext: bytes) -> bytes:
+        """Encrypt ``plaintext`` under a fresh key for ``owner``; store the wrapped key."""
+        data_key = new_data_key()
+        kek_id = self.keys.current
+        tx.put_data_key(
+            owner,
+            scope_id,
+            kek_id,
+            wrap_key(self.keys.current_kek, data_key, _key_aad(owner, kek_id)),
+        )
+        return seal(data_key, plaintext, _content_aad(owner, scope_id)).to_bytes()
+
+    def open(self, reader: MemoryReader, owner: str, scope_id: str, sealed: bytes | None) -> bytes:
+        """Decrypt an item's content; ``BlobMissing`` once its key is destroyed."""
+        stored = reader.data_key(owner)
+        if stored is None or sealed is None:
+            raise BlobMissing("content key destroyed")
+        kek_id, wrapped = stored
+        kek = self.keys.keks.get(kek_id)
+        if kek is None:
+            raise BlobMissing("key-encryption key missing")
+        data_key = unwrap_key(kek, wrapped, _key_aad(owner, kek_id))
+        return open_sealed(data_key, Sealed.from_bytes(sealed), _content_aad(owner, scope_id))
+
+    def rewrap(self, owner: str, kek_id: str, wrapped: bytes) -> tuple[str, bytes]:
+        """Re-wrap one data key under the current KEK (key rotation)."""
+        data_key = unwrap_key(self.keys.keks[kek_id], wrapped, _key_aad(owner, kek_id))
+        current = self.keys.current
+        return current, wrap_key(self.keys.current_kek, data_key, _key_aad(owner, current))
+
+    @staticmethod
+    def destroy(tx: MemoryTransaction, owner: str) -> bool:
+        """Destroy an item's key; ``True`` once no copy remains in the store."""
+        return tx.delete_data_key(owner)
+
+
+def _content_aad(owner: str, scope_id: str) -> bytes:
+    return associated_data("content", owner=owner, scope=scope_id)
+
+
+def _key_aad(owner: str, kek_id: str) -> bytes:
+    return associated_data("data-key", owner=owner, kek=kek_id)

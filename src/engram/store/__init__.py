@@ -1,0 +1,1 @@
+"""Persistence adapters behind the domain's ports: ``sqlite/`` (embedded, WAL)."""

@@ -1,0 +1,1 @@
+"""The embedded SQLite adapters: one file per store, WAL mode, many processes."""

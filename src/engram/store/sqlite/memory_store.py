@@ -1,0 +1,404 @@
+"""The governed-memory store on SQLite (implements :mod:`engram.memory.ports`).
+
+Tables: ``candidates`` and ``records`` (content only as ciphertext), ``data_keys``
+(wrapped per-item keys; deleting a row destroys the item's content), ``journal`` (a
+hash chain per scope), ``scope_state`` (per-scope cursor head and records version),
+``idempotency`` (outcomes by principal-scoped key, surviving restarts),
+``confirmations`` and ``audit`` (append-only: triggers refuse update and delete).
+Each scope's lexical projection is its own contentless FTS5 table, so one tenant's
+index never holds another's terms and can be purged on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from engram.memory.journal import GENESIS, event_digest
+from engram.memory.ports import (
+    AuditEntry,
+    CandidateRow,
+    Event,
+    IdempotencyRow,
+    RecordRow,
+)
+from engram.store.sqlite.database import Database, Durability, migration
+
+__all__ = ["SqliteMemoryStore"]
+
+SCHEMA = "memory"
+
+
+_SCHEMA_V1 = (
+    (
+        "CREATE TABLE IF NOT EXISTS candidates (candidate_id TEXT PRIMARY KEY, "
+        "scope_id TEXT NOT NULL, principal TEXT NOT NULL, state TEXT NOT NULL, "
+        "payload_digest TEXT NOT NULL, record_digest TEXT NOT NULL, sealed BLOB, "
+        "captured_ms INTEGER NOT NULL, retention TEXT NOT NULL, "
+        "capture_cursor INTEGER NOT NULL, record_id TEXT, decision TEXT)"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS records (rowid INTEGER PRIMARY KEY, "
+        "record_id TEXT UNIQUE NOT NULL, scope_id TEXT NOT NULL, "
+        "candidate_id TEXT NOT NULL, state TEXT NOT NULL, record_digest TEXT NOT NULL, "
+        "payload_digest TEXT NOT NULL, sealed BLOB, valid_t INTEGER NOT NULL, "
+        "valid_t_end INTEGER, expires_ms INTEGER, admitted_ms INTEGER NOT NULL, "
+        "admit_cursor INTEGER NOT NULL)"
+    ),
+    ("CREATE INDEX IF NOT EXISTS records_by_payload ON records (scope_id, payload_digest)"),
+    "CREATE INDEX IF NOT EXISTS records_by_expiry ON records (state, expires_ms)",
+    (
+        "CREATE TABLE IF NOT EXISTS data_keys (owner TEXT PRIMARY KEY, "
+        "scope_id TEXT NOT NULL, kek_id TEXT NOT NULL, wrapped BLOB NOT NULL)"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS journal (scope_id TEXT NOT NULL, "
+        "cursor INTEGER NOT NULL, event_digest TEXT NOT NULL, previous TEXT NOT NULL, "
+        "body TEXT NOT NULL, PRIMARY KEY (scope_id, cursor))"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS scope_state (scope_id TEXT PRIMARY KEY, "
+        "head_cursor INTEGER NOT NULL, head_digest TEXT NOT NULL, "
+        "records_version INTEGER NOT NULL)"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS idempotency (scope_id TEXT NOT NULL, "
+        "principal TEXT NOT NULL, key TEXT NOT NULL, tool TEXT NOT NULL, "
+        "intent_digest TEXT NOT NULL, outcome TEXT NOT NULL, PRIMARY KEY (scope_id, "
+        "principal, key))"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS confirmations (request_id TEXT PRIMARY KEY, "
+        "scope_id TEXT NOT NULL, principal TEXT NOT NULL, tool TEXT NOT NULL, "
+        "target TEXT NOT NULL, operation_digest TEXT NOT NULL, "
+        "created_ms INTEGER NOT NULL, approved_ms INTEGER, consumed_ms INTEGER, "
+        "display TEXT NOT NULL)"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS revocations (scope_id TEXT NOT NULL, "
+        "principal TEXT NOT NULL, revoked_ms INTEGER NOT NULL, PRIMARY KEY (scope_id, "
+        "principal))"
+    ),
+    (
+        "CREATE TABLE IF NOT EXISTS audit (audit_id TEXT PRIMARY KEY, "
+        "scope_id TEXT NOT NULL, at_ms INTEGER NOT NULL, tool TEXT NOT NULL, "
+        "outcome TEXT NOT NULL, identity TEXT NOT NULL, digests TEXT NOT NULL)"
+    ),
+    (
+        "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit"
+        " BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END"
+    ),
+    (
+        "CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit"
+        " BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END"
+    ),
+)
+
+
+@migration(SCHEMA, 1)
+def _create_tables(db: sqlite3.Connection) -> None:
+    # One statement at a time: executescript() would commit the migration transaction.
+    for statement in _SCHEMA_V1:
+        db.execute(statement)
+
+
+def _fts(scope_id: str) -> str:
+    # scope_id is our own 32-hex digest, never user text, so it is safe in a name.
+    if len(scope_id) != 32 or not all(c in "0123456789abcdef" for c in scope_id):
+        raise ValueError("not a scope id")
+    return f"fts_{scope_id}"
+
+
+class _Reader:
+    """Reads over one connection inside a transaction or snapshot."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def candidate(self, scope_id: str, candidate_id: str) -> CandidateRow | None:
+        row = self.db.execute(
+            "SELECT candidate_id, scope_id, principal, state, payload_digest, record_digest,"
+            " sealed, captured_ms, retention, capture_cursor, record_id, decision"
+            " FROM candidates WHERE candidate_id = ? AND scope_id = ?",
+            (candidate_id, scope_id),
+        ).fetchone()
+        if row is None:
+            return None
+        return CandidateRow(
+            candidate_id=row[0],
+            scope_id=row[1],
+            principal=row[2],
+            state=row[3],
+            payload_digest=row[4],
+            record_digest=row[5],
+            sealed=row[6],
+            captured_ms=row[7],
+            retention=json.loads(row[8]),
+            capture_cursor=row[9],
+            record_id=row[10],
+            decision=json.loads(row[11]) if row[11] else None,
+        )
+
+    _RECORD_COLUMNS = (
+        "record_id, scope_id, candidate_id, state, record_digest, payload_digest, sealed,"
+        " valid_t, valid_t_end, expires_ms, admitted_ms, admit_cursor"
+    )
+
+    def record(self, scope_id: str, record_id: str) -> RecordRow | None:
+        row = self.db.execute(
+            f"SELECT {self._RECORD_COLUMNS} FROM records WHERE record_id = ? AND scope_id = ?",
+            (record_id, scope_id),
+        ).fetchone()
+        return RecordRow(*row) if row else None
+
+    def records(self, scope_id: str, record_ids: Sequence[str]) -> list[RecordRow]:
+        found = {}
+        for chunk_start in range(0, len(record_ids), 500):
+            chunk = list(record_ids[chunk_start : chunk_start + 500])
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(
+                f"SELECT {self._RECORD_COLUMNS} FROM records"
+                f" WHERE scope_id = ? AND record_id IN ({marks})",
+                (scope_id, *chunk),
+            ):
+                found[row[0]] = RecordRow(*row)
+        return [found[record_id] for record_id in record_ids if record_id in found]
+
+    def data_key(self, owner: str) -> tuple[str, bytes] | None:
+        row = self.db.execute(
+            "SELECT kek_id, wrapped FROM data_keys WHERE owner = ?", (owner,)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def head(self, scope_id: str) -> Event:
+        row = self.db.execute(
+            "SELECT head_cursor, head_digest FROM scope_state WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+        return Event(row[0], row[1]) if row else Event(0, GENESIS)
+
+    def records_version(self, scope_id: str) -> int:
+        row = self.db.execute(
+            "SELECT records_version FROM scope_state WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def search(self, scope_id: str, match: str, limit: int) -> list[tuple[str, float]]:
+        table = _fts(scope_id)
+        if not self._has_table(table):
+            return []
+        rows = self.db.execute(
+            f"SELECT r.record_id, f.rank FROM (SELECT rowid, rank FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
+            " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.rank, r.record_id",
+            (match, limit),
+        )
+        return [(record_id, -float(rank)) for record_id, rank in rows]
+
+    def journal(self, scope_id: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+        for cursor, digest, previous, body in self.db.execute(
+            "SELECT cursor, event_digest, previous, body FROM journal"
+            " WHERE scope_id = ? ORDER BY cursor",
+            (scope_id,),
+        ):
+            yield cursor, digest, previous, json.loads(body)
+
+    def _has_table(self, name: str) -> bool:
+        return (
+            self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+            ).fetchone()
+            is not None
+        )
+
+
+class _Transaction(_Reader):
+    """Writes inside one ``BEGIN IMMEDIATE`` transaction."""
+
+    def idempotency(self, scope_id: str, principal: str, key: str) -> IdempotencyRow | None:
+        row = self.db.execute(
+            "SELECT tool, intent_digest, outcome FROM idempotency"
+            " WHERE scope_id = ? AND principal = ? AND key = ?",
+            (scope_id, principal, key),
+        ).fetchone()
+        return IdempotencyRow(row[0], row[1], json.loads(row[2])) if row else None
+
+    def remember(self, scope_id: str, principal: str, key: str, row: IdempotencyRow) -> None:
+        self.db.execute(
+            "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?)",
+            (scope_id, principal, key, row.tool, row.intent_digest, json.dumps(row.outcome)),
+        )
+
+    def add_candidate(self, row: CandidateRow) -> None:
+        self.db.execute(
+            "INSERT INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.candidate_id,
+                row.scope_id,
+                row.principal,
+                row.state,
+                row.payload_digest,
+                row.record_digest,
+                row.sealed,
+                row.captured_ms,
+                json.dumps(row.retention),
+                row.capture_cursor,
+                row.record_id,
+                json.dumps(row.decision) if row.decision is not None else None,
+            ),
+        )
+
+    def update_candidate(self, candidate_id: str, **changes: Any) -> None:
+        self._update("candidates", "candidate_id", candidate_id, changes)
+
+    def add_record(self, row: RecordRow) -> None:
+        self.db.execute(
+            f"INSERT INTO records ({self._RECORD_COLUMNS}) VALUES"
+            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.record_id,
+                row.scope_id,
+                row.candidate_id,
+                row.state,
+                row.record_digest,
+                row.payload_digest,
+                row.sealed,
+                row.valid_t,
+                row.valid_t_end,
+                row.expires_ms,
+                row.admitted_ms,
+                row.admit_cursor,
+            ),
+        )
+
+    def update_record(self, record_id: str, **changes: Any) -> None:
+        self._update("records", "record_id", record_id, changes)
+
+    def _update(self, table: str, key: str, value: str, changes: dict[str, Any]) -> None:
+        encoded = {
+            column: json.dumps(item) if isinstance(item, dict) else item
+            for column, item in changes.items()
+        }
+        assignments = ", ".join(f"{column} = ?" for column in encoded)
+        self.db.execute(
+            f"UPDATE {table} SET {assignments} WHERE {key} = ?", (*encoded.values(), value)
+        )
+
+    def record_with_payload(
+        self, scope_id: str, payload_digest: str, states: Sequence[str]
+    ) -> str | None:
+        marks = ",".join("?" * len(states))
+        row = self.db.execute(
+            f"SELECT record_id FROM records WHERE scope_id = ? AND payload_digest = ?"
+            f" AND state IN ({marks}) ORDER BY admitted_ms LIMIT 1",
+            (scope_id, payload_digest, *states),
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def put_data_key(self, owner: str, scope_id: str, kek_id: str, wrapped: bytes) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO data_keys VALUES (?, ?, ?, ?)",
+            (owner, scope_id, kek_id, wrapped),
+        )
+
+    def delete_data_key(self, owner: str) -> bool:
+        self.db.execute("DELETE FROM data_keys WHERE owner = ?", (owner,))
+        return self.data_key(owner) is None
+
+    def index(self, scope_id: str, record_id: str, text: str) -> None:
+        table = _fts(scope_id)
+        self.db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+            "text, content='', tokenize='unicode61 remove_diacritics 2')"
+        )
+        self.db.execute(
+            f"INSERT INTO {table} (rowid, text) SELECT rowid, ? FROM records WHERE record_id = ?",
+            (text, record_id),
+        )
+
+    def unindex(self, scope_id: str, record_id: str, text: str) -> None:
+        table = _fts(scope_id)
+        if self._has_table(table):
+            self.db.execute(
+                f"INSERT INTO {table} ({table}, rowid, text)"
+                " SELECT 'delete', rowid, ? FROM records WHERE record_id = ?",
+                (text, record_id),
+            )
+
+    def purge_index(self, scope_id: str) -> None:
+        """Merge the scope's index so deleted entries leave no trace in its pages."""
+        table = _fts(scope_id)
+        if self._has_table(table):
+            self.db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+
+    def indexed(self, scope_id: str, record_id: str) -> bool:
+        """Whether the record's row still has an entry in the scope's index."""
+        table = _fts(scope_id)
+        if not self._has_table(table):
+            return False
+        return (
+            self.db.execute(
+                f"SELECT 1 FROM {table}_docsize WHERE id = (SELECT rowid FROM records"
+                " WHERE record_id = ?)",
+                (record_id,),
+            ).fetchone()
+            is not None
+        )
+
+    def append_event(self, scope_id: str, body: dict[str, Any], touches_records: bool) -> Event:
+        head = self.head(scope_id)
+        cursor = head.cursor + 1
+        digest = event_digest(scope_id, cursor, head.event_digest, body)
+        self.db.execute(
+            "INSERT INTO journal VALUES (?, ?, ?, ?, ?)",
+            (scope_id, cursor, digest, head.event_digest, json.dumps(body, sort_keys=True)),
+        )
+        version = cursor if touches_records else self.records_version(scope_id)
+        self.db.execute(
+            "INSERT INTO scope_state VALUES (?, ?, ?, ?) ON CONFLICT (scope_id) DO UPDATE"
+            " SET head_cursor = excluded.head_cursor, head_digest = excluded.head_digest,"
+            " records_version = excluded.records_version",
+            (scope_id, cursor, digest, version),
+        )
+        return Event(cursor, digest)
+
+    def audit(self, entry: AuditEntry) -> None:
+        self.db.execute(
+            "INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.audit_id,
+                entry.scope_id,
+                entry.at_ms,
+                entry.tool,
+                entry.outcome,
+                json.dumps(entry.identity, sort_keys=True),
+                json.dumps(entry.digests, sort_keys=True),
+            ),
+        )
+
+
+class SqliteMemoryStore:
+    """A governed-memory store in one SQLite file."""
+
+    def __init__(self, path: Path, durability: Durability = "full") -> None:
+        self.database = Database(path, durability)
+        self.database.migrate(SCHEMA)
+
+    @contextmanager
+    def read(self) -> Iterator[_Reader]:
+        with self.database.snapshot() as connection:
+            yield _Reader(connection)
+
+    @contextmanager
+    def write(self, durable: bool = True) -> Iterator[_Transaction]:
+        with self.database.transaction(durable) as connection:
+            yield _Transaction(connection)
+
+    def checkpoint(self) -> bool:
+        return self.database.checkpoint()
+
+    def close(self) -> None:
+        self.database.close()

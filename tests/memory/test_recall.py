@@ -1,0 +1,250 @@
+"""engram_memory_get and engram_memory_search: eligibility, packets, paging, receipts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engram.canonical import digest
+from tests.memory.conftest import NOW, PURPOSE, Clock, Memory, binding, capture_args
+
+DAY = 86_400_000
+
+
+def _get(memory: Memory, record_id: str, **kw: Any) -> dict[str, Any]:
+    return memory.call("get", {"record_id": record_id, "purpose_ref": PURPOSE}, **kw)
+
+
+def _search(memory: Memory, query: str, **extra: Any) -> dict[str, Any]:
+    who = extra.pop("who", None)
+    return memory.call("search", {"query": query, "purpose_ref": PURPOSE, **extra}, who)
+
+
+def _without_audit(envelope: dict[str, Any]) -> bytes:
+    return json.dumps({k: v for k, v in envelope.items() if k != "auditId"}).encode()
+
+
+def test_get_returns_the_record_packet_with_every_read_receipt_field(memory: Memory) -> None:
+    record_id = memory.admit("Signed tags mark every release.", "rel")
+    value = _get(memory, record_id)["output"]["value"]
+    assert set(value) == {
+        "record",
+        "redacted_fields",
+        "redaction_receipt_digest",
+        "read_receipt",
+        "packet_digest",
+    }
+    receipt = value["read_receipt"]
+    assert set(receipt) == {
+        "record_id",
+        "record_digest",
+        "valid_as_of",
+        "system_as_of",
+        "validated_through_cursor",
+        "authorization_receipt_digest",
+        "revalidation_receipt_digest",
+        "checked_at",
+        "receipt_digest",
+    }
+    unsealed = {key: item for key, item in receipt.items() if key != "receipt_digest"}
+    assert receipt["receipt_digest"] == digest("receipt/read", unsealed)
+    packet = {key: item for key, item in value.items() if key != "packet_digest"}
+    assert value["packet_digest"] == digest("packet", packet)
+    assert value["record"]["components"][0]["text"] == "Signed tags mark every release."
+    assert value["record"]["record_id"] == record_id
+    assert value["redacted_fields"] == ["captured_by", "retention.derivative_rule"]
+    assert "captured_by" not in value["record"]
+
+
+def test_not_found_is_byte_identical_for_unknown_foreign_and_ineligible_records(
+    memory: Memory, clock: Clock
+) -> None:
+    current = memory.admit("Current fact.", "cur")
+    future = memory.value(
+        "capture",
+        capture_args(text="Future fact.", key="future-capture-01", valid_time={"t": NOW + DAY}),
+    )
+    future_id = memory.value(
+        "request_admission",
+        {"candidate_id": future["candidate_id"], "idempotency_key": "future-admit-0001"},
+    )["outcome"]["record_id"]
+    bounded = memory.value(
+        "capture",
+        capture_args(
+            text="Past fact.",
+            key="bounded-capture-1",
+            valid_time={"t": NOW - 2 * DAY, "t_end": NOW},
+        ),
+    )
+    bounded_id = memory.value(
+        "request_admission",
+        {"candidate_id": bounded["candidate_id"], "idempotency_key": "bounded-admit-001"},
+    )["outcome"]["record_id"]
+    bodies = {
+        _without_audit(_get(memory, "mem_" + "a" * 52)),
+        _without_audit(_get(memory, current, who=binding(tenant="tenant-b"))),
+        _without_audit(_get(memory, current, who=binding(workspace="ws-2"))),
+        _without_audit(_get(memory, future_id)),
+        _without_audit(_get(memory, bounded_id)),
+    }
+    assert len(bodies) == 1
+    assert json.loads(bodies.pop())["error"]["code"] == "NOT_FOUND"
+    assert _get(memory, current)["ok"] is True
+
+
+def test_a_record_leaves_get_and_search_at_its_expiry_instant(memory: Memory, clock: Clock) -> None:
+    expires = "2027-01-16T08:00:00.000Z"
+    captured = memory.value(
+        "capture", capture_args(text="Short-lived rule.", retention={"expires_at": expires})
+    )
+    record_id = memory.value(
+        "request_admission",
+        {"candidate_id": captured["candidate_id"], "idempotency_key": "expiring-admit-01"},
+    )["outcome"]["record_id"]
+    clock.now = NOW + DAY - 1
+    assert _get(memory, record_id)["ok"] is True
+    assert len(_search(memory, "short-lived")["output"]["value"]["records"]) == 1
+    clock.now = NOW + DAY
+    assert _get(memory, record_id)["error"]["code"] == "NOT_FOUND"
+    assert _search(memory, "short-lived")["output"]["value"]["records"] == []
+
+
+def test_search_ranks_with_bm25_and_returns_packets_in_rank_order(memory: Memory) -> None:
+    best = memory.admit("Deploys use blue green switching; blue green avoids downtime.", "a")
+    other = memory.admit("Deploys are announced in the channel.", "b")
+    memory.admit("Unrelated note about lunch menus.", "c")
+    value = _search(memory, "blue green deploys")["output"]["value"]
+    ids = [packet["record"]["record_id"] for packet in value["records"]]
+    assert ids == [best, other]
+    assert [packet["rank"] for packet in value["records"]] == [1, 2]
+    assert value["records"][0]["score"] > value["records"][1]["score"]
+    assert set(value["records"][0]) == {
+        "record",
+        "redacted_fields",
+        "redaction_receipt_digest",
+        "score",
+        "rank",
+    }
+    assert "next_page_cursor" not in value
+    unsealed = {key: item for key, item in value.items() if key != "response_digest"}
+    assert value["response_digest"] == digest("response", unsealed)
+
+
+def test_search_never_shows_another_scope_or_pending_candidates(memory: Memory) -> None:
+    memory.admit("Tenant B keeps zebra logs.", "b", who=binding(tenant="tenant-b"))
+    memory.value("capture", capture_args(text="Pending zebra candidate.", key="pending-zebra-001"))
+    assert _search(memory, "zebra")["output"]["value"]["records"] == []
+    found = _search(memory, "zebra", who=binding(tenant="tenant-b"))["output"]["value"]["records"]
+    assert [packet["record"]["components"][0]["text"] for packet in found] == [
+        "Tenant B keeps zebra logs."
+    ]
+
+
+def test_pages_follow_the_cursor_and_a_changed_snapshot_is_stale(memory: Memory) -> None:
+    for index in range(5):
+        memory.admit(f"Paging fact number {index} about kiwis.", f"p{index}")
+    first = _search(memory, "kiwis", limit=2)["output"]["value"]
+    second = _search(memory, "kiwis", limit=2, page_cursor=first["next_page_cursor"])
+    second_value = second["output"]["value"]
+    assert [p["rank"] for p in second_value["records"]] == [3, 4]
+    third = _search(memory, "kiwis", limit=2, page_cursor=second_value["next_page_cursor"])
+    assert [p["rank"] for p in third["output"]["value"]["records"]] == [5]
+    assert "next_page_cursor" not in third["output"]["value"]
+    seen = {p["record"]["record_id"] for v in (first, second_value) for p in v["records"]}
+    assert len(seen) == 4
+    memory.admit("A new kiwi fact changes the snapshot.", "p-new")
+    stale = _search(memory, "kiwis", limit=2, page_cursor=first["next_page_cursor"])
+    assert stale["error"]["code"] == "STALE_PAGE"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"query": "other words"},
+        {"limit": 3},
+        {"max_packet_bytes": 8192},
+        {"page_cursor": "forged.cursor"},
+        {"page_cursor": "x"},
+    ],
+)
+def test_a_cursor_for_other_parameters_or_a_forged_one_is_stale(
+    memory: Memory, change: dict[str, Any]
+) -> None:
+    for index in range(3):
+        memory.admit(f"Cursor fact {index} about figs.", f"f{index}")
+    cursor = _search(memory, "figs", limit=2)["output"]["value"]["next_page_cursor"]
+    arguments = {"query": "figs", "limit": 2, "page_cursor": cursor, **change}
+    query = arguments.pop("query")
+    assert _search(memory, query, **arguments)["error"]["code"] == "STALE_PAGE"
+
+
+def test_a_cursor_does_not_work_for_another_tenant(memory: Memory) -> None:
+    for index in range(3):
+        memory.admit(f"Shared words {index} plums.", f"s{index}")
+        memory.admit(f"Shared words {index} plums.", f"t{index}", who=binding(tenant="tenant-b"))
+    cursor = _search(memory, "plums", limit=2)["output"]["value"]["next_page_cursor"]
+    foreign = _search(memory, "plums", limit=2, page_cursor=cursor, who=binding(tenant="tenant-b"))
+    assert foreign["error"]["code"] == "STALE_PAGE"
+
+
+def test_requiring_a_semantic_channel_is_ranking_unavailable_never_a_fallback(
+    memory: Memory,
+) -> None:
+    memory.admit("Lexical only.", "l")
+    policy = {"minimum_channels": "lexical_and_semantic", "network": "forbid"}
+    envelope = _search(memory, "lexical", capability_policy=policy)
+    assert envelope["error"] == {
+        "code": "RANKING_UNAVAILABLE",
+        "message": "A required ranking channel is unavailable.",
+        "retriable": True,
+    }
+
+
+def test_network_allow_grants_nothing_and_changes_nothing(memory: Memory) -> None:
+    memory.admit("Network policy fact.", "n")
+    allowed = _search(memory, "network", capability_policy={"network": "allow"})
+    value = allowed["output"]["value"]
+    assert value["rank_receipt"]["channels"] == ["lexical"]
+    assert len(value["records"]) == 1
+
+
+def test_a_packet_larger_than_max_packet_bytes_is_projection_oversized(memory: Memory) -> None:
+    memory.admit("big " + "x" * 5000, "big")
+    assert _search(memory, "big", max_packet_bytes=4096)["error"]["code"] == "PROJECTION_OVERSIZED"
+    record = _search(memory, "big")["output"]["value"]["records"][0]["record"]["record_id"]
+    small = memory.call(
+        "get", {"record_id": record, "purpose_ref": PURPOSE, "max_packet_bytes": 4096}
+    )
+    assert small["error"]["code"] == "PROJECTION_OVERSIZED"
+
+
+def test_a_response_above_one_mebibyte_is_result_too_large(memory: Memory) -> None:
+    for index in range(20):
+        memory.admit(f"bulky {index} " + "y" * 60_000, f"bulk{index}")
+    envelope = _search(memory, "bulky", limit=20, max_packet_bytes=1_048_576)
+    assert envelope["error"]["code"] == "RESULT_TOO_LARGE"
+
+
+def test_an_empty_list_means_no_match(memory: Memory) -> None:
+    memory.admit("Only apples here.", "apples")
+    assert _search(memory, "oranges")["output"]["value"]["records"] == []
+    assert _search(memory, "?!*")["output"]["value"]["records"] == []
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(min_size=1, max_size=200).filter(lambda text: text.strip() != ""))
+def test_any_user_text_is_a_safe_query(memory: Memory, query: str) -> None:
+    import unicodedata
+
+    normalized = unicodedata.normalize("NFC", query)
+    if normalized != query or any(0xD800 <= ord(c) <= 0xDFFF for c in query):
+        return
+    if not getattr(memory, "indexed", False):
+        memory.admit("An indexed record so that every query reaches FTS5.", "idx")
+        memory.indexed = True  # type: ignore[attr-defined]
+    envelope = _search(memory, query)
+    assert envelope["ok"] is True, envelope
