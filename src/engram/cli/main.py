@@ -1,7 +1,8 @@
 """``engram``: the command-line entry point and its error boundary.
 
 Every :class:`~engram.errors.EngramError` is shown as ``engram: <detail>`` on stderr
-with the exit code its class declares; anything unexpected is a bug, reported with
+with the exit code its class declares (translated once, in the group, so that
+``click.testing.CliRunner`` sees the same exit codes as a user); anything unexpected is a bug, reported with
 its type and exit code 70 (EX_SOFTWARE), never with its message (which could carry
 data).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -21,7 +23,26 @@ __all__ = ["cli", "main"]
 EXIT_INTERNAL = 70
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Failure(click.ClickException):
+    """An :class:`EngramError` as click shows it: ``engram: <detail>``, its exit code."""
+
+    def __init__(self, error: EngramError) -> None:
+        super().__init__(error.detail)
+        self.exit_code = error.exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"engram: {self.message}", err=True, file=file)
+
+
+class _EngramGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EngramError as error:
+            raise _Failure(error) from error
+
+
+@click.group(cls=_EngramGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="engram")
 def cli() -> None:
     """engram: a memory AI coding agents can trust, served over MCP."""
@@ -58,9 +79,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(1)
-    except EngramError as error:
-        click.echo(f"engram: {error.detail}", err=True)
-        sys.exit(error.exit_code)
     except Exception as error:
         click.echo(f"engram: internal error ({type(error).__name__})", err=True)
         sys.exit(EXIT_INTERNAL)

@@ -110,10 +110,10 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
             reconciliation_families=frozenset(retention.get("reconciliation_families", [])),
             confirm_tools=frozenset(admission.get("require_confirmation", [])),
         ),
-        store=base / _text(store, "path"),
-        keys=base / _text(store, "keys"),
+        store=(base / _text(store, "path")).resolve(),
+        keys=(base / _text(store, "keys")).resolve(),
         durability=durability,
-        verifier_root=base / verifier if isinstance(verifier, str) else None,
+        verifier_root=(base / verifier).resolve() if isinstance(verifier, str) else None,
     )
 
 

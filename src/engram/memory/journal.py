@@ -8,11 +8,12 @@ every digest after it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 from engram.canonical import digest
 
-__all__ = ["GENESIS", "event_digest"]
+__all__ = ["GENESIS", "event_digest", "first_bad_cursor"]
 
 GENESIS: Final = "sha256:" + "0" * 64
 
@@ -22,3 +23,22 @@ def event_digest(scope_id: str, cursor: int, previous: str, body: dict[str, Any]
     return digest(
         "event", {"scope": scope_id, "cursor": str(cursor), "previous": previous, "body": body}
     )
+
+
+def first_bad_cursor(
+    scope_id: str, events: Iterable[tuple[int, str, str, dict[str, Any]]]
+) -> int | None:
+    """Walk a scope's chain; the first cursor whose link or digest is wrong, else None.
+
+    ``events`` are ``(cursor, event_digest, previous, body)`` in cursor order.
+    """
+    expected_previous, expected_cursor = GENESIS, 1
+    for cursor, recorded, previous, body in events:
+        if (
+            cursor != expected_cursor
+            or previous != expected_previous
+            or event_digest(scope_id, cursor, previous, body) != recorded
+        ):
+            return cursor
+        expected_previous, expected_cursor = recorded, cursor + 1
+    return None

@@ -1,0 +1,91 @@
+"""Several engram-mcp processes on one store capture and admit at once."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from engram.demo.client import StdioClient
+from engram.host.setup import init_host
+from engram.memory.binding import Scope
+from engram.memory.journal import first_bad_cursor
+from engram.store.sqlite.memory_store import SqliteMemoryStore
+from tests.memory.conftest import capture_args
+
+PURPOSE = "purpose:release-engineering"
+PROCESSES = 4
+EACH = 20
+
+
+def _request(number: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": number,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+def _values(client: StdioClient, count: int) -> list[dict[str, Any]]:
+    replies = [client.receive() for _ in range(count)]
+    envelopes = [reply["result"]["structuredContent"] for reply in replies]
+    assert all(envelope["ok"] for envelope in envelopes), envelopes
+    return [envelope["output"]["value"] for envelope in envelopes]
+
+
+def test_four_processes_capture_and_admit_at_once_without_loss_or_duplicates(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "shared.db"
+    profiles = [
+        init_host(
+            tmp_path / f"agent{n}",
+            tenant="tenant-a",
+            workspace="ws-1",
+            principal=f"agent-{n}",
+            purpose=PURPOSE,
+            grants=["all"],
+            store=store,
+        )
+        for n in range(PROCESSES)
+    ]
+    clients = [StdioClient(["--host-profile", str(p)], cwd=tmp_path, timeout=60) for p in profiles]
+    now = int(time.time() * 1000)
+    for n, client in enumerate(clients):  # pipeline everything, then read
+        for i in range(EACH):
+            arguments = capture_args(
+                text=f"fact {i} from agent {n}", key=f"agent-{n}-capture-{i:04d}"
+            )
+            arguments["payload"]["valid_time"] = {"t": now - 60_000}
+            client.send(_request(i, "engram_memory_capture", arguments))
+        # The same key from one principal twice, racing itself: one candidate.
+        client.send(_request(EACH, "engram_memory_capture", arguments))
+    captured = [_values(client, EACH + 1) for client in clients]
+    for values in captured:
+        assert values[-1] == {**values[-2], "status": "duplicate_exact"}
+    for n, client in enumerate(clients):
+        for i, value in enumerate(captured[n][:EACH]):
+            arguments = {
+                "candidate_id": value["candidate_id"],
+                "idempotency_key": f"agent-{n}-admit-{i:04d}",
+            }
+            client.send(_request(i, "engram_memory_request_admission", arguments))
+    admitted = [_values(client, EACH) for client in clients]
+    assert all(client.close() == 0 for client in clients)
+
+    candidates = [value["candidate_id"] for values in captured for value in values[:EACH]]
+    records = [value["outcome"]["record_id"] for values in admitted for value in values]
+    assert len(set(candidates)) == PROCESSES * EACH
+    assert Counter(v["outcome"]["status"] for vs in admitted for v in vs) == {
+        "accepted": PROCESSES * EACH
+    }
+    assert len(set(records)) == PROCESSES * EACH
+    scope_id = Scope("tenant-a", "ws-1").scope_id
+    reader_store = SqliteMemoryStore(store)
+    with reader_store.read() as reader:
+        events = list(reader.journal(scope_id))
+        assert [cursor for cursor, *_ in events] == list(range(1, 2 * PROCESSES * EACH + 1))
+        assert first_bad_cursor(scope_id, events) is None
+        assert len(reader.records(scope_id, records)) == PROCESSES * EACH
