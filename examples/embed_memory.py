@@ -51,20 +51,33 @@ def main() -> None:
                     "purpose_ref": "purpose:release-engineering",
                     "valid_time": {"t": now - 1000},
                     "components": [
-                        {"component_id": "c1", "kind": "decision", "text": cited,
-                         "citation_ids": ["cit1"]}
+                        {
+                            "component_id": "c1",
+                            "kind": "decision",
+                            "text": cited,
+                            "citation_ids": ["cit1"],
+                        }
                     ],
                     "primary_component_id": "c1",
-                    "primary_event": {"at": now - 1000, "type_ref": "decided",
-                                      "citation_id": "cit1"},
+                    "primary_event": {
+                        "at": now - 1000,
+                        "type_ref": "decided",
+                        "citation_id": "cit1",
+                    },
                     "citations": [
-                        {"citation_id": "cit1", "source_ref": "repo:payments",
-                         "locator": {"scheme": "file", "value": "RELEASING.md"},
-                         "content_digest": digest}
+                        {
+                            "citation_id": "cit1",
+                            "source_ref": "repo:payments",
+                            "locator": {"scheme": "file", "value": "RELEASING.md"},
+                            "content_digest": digest,
+                        }
                     ],
                 },
-                "evidence": {"evidence_ref": "review:42", "evidence_digest": digest,
-                             "citation_ids": ["cit1"]},
+                "evidence": {
+                    "evidence_ref": "review:42",
+                    "evidence_digest": digest,
+                    "citation_ids": ["cit1"],
+                },
             },
             agent,
         )
@@ -81,16 +94,25 @@ def main() -> None:
 
         found = engine.call(
             "search",
-            {"query": "how are release tarballs verified",
-             "purpose_ref": "purpose:release-engineering"},
+            {
+                "query": "how are release tarballs verified",
+                "purpose_ref": "purpose:release-engineering",
+            },
             agent,
         )
         records = found["output"]["value"]["records"]
-        print("search:", [packet["record"]["record_id"] == outcome["record_id"] for packet in records])
+        print(
+            "search:", [packet["record"]["record_id"] == outcome["record_id"] for packet in records]
+        )
 
         other_tenant = Binding(
-            tenant="other", workspace="payments", principal="agent-x", agent_id="agent-x",
-            session="s", purpose_ref="purpose:release-engineering", grants=frozenset({"get"}),
+            tenant="other",
+            workspace="payments",
+            principal="agent-x",
+            agent_id="agent-x",
+            session="s",
+            purpose_ref="purpose:release-engineering",
+            grants=frozenset({"get"}),
         )
         foreign = engine.call(
             "get",

@@ -2,9 +2,9 @@
 
 Every :class:`~engram.errors.EngramError` is shown as ``engram: <detail>`` on stderr
 with the exit code its class declares (translated once, in the group, so that
-``click.testing.CliRunner`` sees the same exit codes as a user); anything unexpected is a bug, reported with
-its type and exit code 70 (EX_SOFTWARE), never with its message (which could carry
-data).
+``click.testing.CliRunner`` sees the same exit codes as a user). Anything unexpected
+is a bug, reported with its type and exit code 70 (EX_SOFTWARE), never with its
+message (which could carry data).
 """
 
 from __future__ import annotations
