@@ -13,6 +13,7 @@ import base64
 import hashlib
 import re
 from collections.abc import Mapping
+from json.encoder import encode_basestring as _quote  # the C encoder when available
 from typing import Any, Final
 
 __all__ = [
@@ -26,13 +27,61 @@ __all__ = [
 ]
 
 DIGEST_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
+_SAFE: Final = 2**53 - 1
 
 
 def canonical_bytes(value: Any) -> bytes:
-    """The RFC 8785 canonical UTF-8 bytes of a JSON value."""
-    import rfc8785
+    """The RFC 8785 canonical UTF-8 bytes of a JSON value.
 
-    return rfc8785.dumps(value)
+    Equal to ``rfc8785.dumps`` (a property test holds them together) but several times
+    faster: strings go through the standard library's C string encoder, whose escapes
+    are exactly JCS's; numbers that are not integers go through ``rfc8785`` itself.
+    Raises ``ValueError`` for what JCS cannot encode (integers beyond 2**53,
+    non-finite floats, lone surrogates, non-string keys).
+    """
+    parts: list[str] = []
+    _encode(value, parts)
+    try:
+        return "".join(parts).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("lone surrogate in JSON text") from exc
+
+
+def _utf16_order(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _encode(value: Any, parts: list[str]) -> None:
+    if isinstance(value, str):
+        parts.append(_quote(value))
+    elif value is None or isinstance(value, bool):
+        parts.append("null" if value is None else "true" if value else "false")
+    elif isinstance(value, int):
+        if not -_SAFE <= value <= _SAFE:
+            raise ValueError("integer outside the JSON safe range")
+        parts.append(str(value))
+    elif isinstance(value, float):
+        import rfc8785
+
+        parts.append(rfc8785.dumps(value).decode("ascii"))
+    elif isinstance(value, Mapping):
+        if not all(isinstance(key, str) for key in value):
+            raise ValueError("object keys must be strings")
+        parts.append("{")
+        for index, key in enumerate(sorted(value, key=_utf16_order)):
+            parts.append("," if index else "")
+            parts.append(_quote(key))
+            parts.append(":")
+            _encode(value[key], parts)
+        parts.append("}")
+    elif isinstance(value, list | tuple):
+        parts.append("[")
+        for index, item in enumerate(value):
+            parts.append("," if index else "")
+            _encode(item, parts)
+        parts.append("]")
+    else:
+        raise ValueError(f"not a JSON value: {type(value).__name__}")
 
 
 def digest(kind: str, value: Any) -> str:

@@ -28,7 +28,8 @@ class _Failure(click.ClickException):
 
     def __init__(self, error: EngramError) -> None:
         super().__init__(error.detail)
-        self.exit_code = error.exit_code
+        # click declares exit_code on the class, yet reads it from the instance.
+        self.exit_code = error.exit_code  # type: ignore[misc]
 
     def show(self, file: Any = None) -> None:
         click.echo(f"engram: {self.message}", err=True, file=file)

@@ -28,7 +28,7 @@ from engram.memory.ports import MemoryReader, RecordRow
 from engram.memory.records import project, redaction_receipt_digest
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
-from engram.search.lexical import match_expression
+from engram.search.lexical import terms
 
 __all__ = ["RECALL_CANDIDATES", "RESPONSE_CEILING_BYTES", "eligible", "get", "search"]
 
@@ -145,17 +145,13 @@ def _b64(data: bytes) -> str:
 
 
 def _ranked_eligible(
-    reader: MemoryReader, scope_id: str, match: str | None, needed: int, now_ms: int
+    reader: MemoryReader, scope_id: str, words: list[str], needed: int, now_ms: int
 ) -> tuple[list[tuple[RecordRow, float]], int]:
     """Eligible records in rank order (at least ``needed`` when there are that many)."""
-    if match is None:
-        return [], 0
     fetch = min(RECALL_CANDIDATES, max(2 * needed, 32))
     while True:
-        hits = reader.search(scope_id, match, fetch)
-        rows = {row.record_id: row for row in reader.records(scope_id, [rid for rid, _ in hits])}
-        ranked = [(rows[rid], score) for rid, score in hits if rid in rows]
-        found = [(row, score) for row, score in ranked if eligible(row, now_ms)]
+        hits = reader.search(scope_id, words, fetch)
+        found = [(row, score) for row, score in hits if eligible(row, now_ms)]
         if len(found) >= needed or len(hits) < fetch or fetch == RECALL_CANDIDATES:
             return found, len(hits)
         fetch = min(RECALL_CANDIDATES, fetch * 4)
@@ -196,8 +192,8 @@ def search(
         ) != snapshot:
             raise StalePage()
         offset = int(page["offset"])
-    match = match_expression(arguments["query"])
-    found, considered = _ranked_eligible(reader, scope_id, match, offset + limit + 1, now_ms)
+    words = terms(arguments["query"])
+    found, considered = _ranked_eligible(reader, scope_id, words, offset + limit + 1, now_ms)
     window = found[offset : offset + limit]
     packets: list[dict[str, Any]] = []
     for position, (record, score) in enumerate(window, start=offset + 1):

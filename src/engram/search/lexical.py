@@ -12,9 +12,18 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["MAX_QUERY_TERMS", "match_expression", "terms"]
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "PRUNE_MIN_DOCUMENTS",
+    "informative_terms",
+    "match_expression",
+    "quoted",
+    "terms",
+]
 
 MAX_QUERY_TERMS: Final = 32
+#: Below this many indexed documents every term is kept: matching is cheap anyway.
+PRUNE_MIN_DOCUMENTS: Final = 2000
 _WORD: Final = re.compile(r"\w+")
 
 
@@ -30,9 +39,25 @@ def terms(text: str) -> list[str]:
     return list(seen)
 
 
+def quoted(found: list[str]) -> str | None:
+    """``"a" OR "b"``: the FTS5 expression for already-split terms, ``None`` if none."""
+    return " OR ".join(f'"{term}"' for term in found) if found else None
+
+
 def match_expression(text: str) -> str | None:
     """The FTS5 expression for ``text``, or ``None`` when it has no terms."""
-    found = terms(text)
-    if not found:
-        return None
-    return " OR ".join(f'"{term}"' for term in found)
+    return quoted(terms(text))
+
+
+def informative_terms(found: list[str], frequencies: dict[str, int], documents: int) -> list[str]:
+    """Drop terms that occur in at least half of the documents, when that matters.
+
+    FTS5's BM25 clamps the IDF of such a term to 1e-6, so it adds nothing to any
+    score, while matching it would visit half the index. They are dropped only in
+    large indexes (at least :data:`PRUNE_MIN_DOCUMENTS`) and only if another term
+    remains, so a query made only of common words still finds what it can.
+    """
+    if documents < PRUNE_MIN_DOCUMENTS:
+        return found
+    kept = [term for term in found if 2 * frequencies.get(term, 0) < documents]
+    return kept or found

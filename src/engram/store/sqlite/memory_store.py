@@ -26,6 +26,7 @@ from engram.memory.ports import (
     IdempotencyRow,
     RecordRow,
 )
+from engram.search.lexical import informative_terms, quoted
 from engram.store.sqlite.database import Database, Durability, migration
 
 __all__ = ["SqliteMemoryStore"]
@@ -106,6 +107,15 @@ def _create_tables(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+@migration(SCHEMA, 2)
+def _count_indexed_documents(db: sqlite3.Connection) -> None:
+    # How many records each scope's index holds: the N of BM25 for query planning.
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS index_counts"
+        " (scope_id TEXT PRIMARY KEY, documents INTEGER NOT NULL)"
+    )
+
+
 def _fts(scope_id: str) -> str:
     # scope_id is our own 32-hex digest, never user text, so it is safe in a name.
     if len(scope_id) != 32 or not all(c in "0123456789abcdef" for c in scope_id):
@@ -150,7 +160,8 @@ class _Reader:
 
     def record(self, scope_id: str, record_id: str) -> RecordRow | None:
         row = self.db.execute(
-            f"SELECT {self._RECORD_COLUMNS} FROM records WHERE record_id = ? AND scope_id = ?",
+            # "+scope_id": look records up by their unique id, never by the scope index.
+            f"SELECT {self._RECORD_COLUMNS} FROM records WHERE record_id = ? AND +scope_id = ?",
             (record_id, scope_id),
         ).fetchone()
         return RecordRow(*row) if row else None
@@ -162,7 +173,7 @@ class _Reader:
             marks = ",".join("?" * len(chunk))
             for row in self.db.execute(
                 f"SELECT {self._RECORD_COLUMNS} FROM records"
-                f" WHERE scope_id = ? AND record_id IN ({marks})",
+                f" WHERE +scope_id = ? AND record_id IN ({marks})",
                 (scope_id, *chunk),
             ):
                 found[row[0]] = RecordRow(*row)
@@ -186,17 +197,33 @@ class _Reader:
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def search(self, scope_id: str, match: str, limit: int) -> list[tuple[str, float]]:
+    def search(self, scope_id: str, words: list[str], limit: int) -> list[tuple[RecordRow, float]]:
         table = _fts(scope_id)
-        if not self._has_table(table):
+        if not words or not self._has_table(table):
             return []
+        match = quoted(
+            informative_terms(words, self._frequencies(table, words), self._documents(scope_id))
+        )
+        columns = ", ".join(f"r.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
         rows = self.db.execute(
-            f"SELECT r.record_id, f.rank FROM (SELECT rowid, rank FROM {table}"
+            f"SELECT {columns}, f.rank FROM (SELECT rowid, rank FROM {table}"
             f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
             " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.rank, r.record_id",
             (match, limit),
         )
-        return [(record_id, -float(rank)) for record_id, rank in rows]
+        return [(RecordRow(*row[:-1]), -float(row[-1])) for row in rows]
+
+    def _frequencies(self, table: str, words: list[str]) -> dict[str, int]:
+        marks = ",".join("?" * len(words))
+        return dict(
+            self.db.execute(f"SELECT term, doc FROM {table}_terms WHERE term IN ({marks})", words)
+        )
+
+    def _documents(self, scope_id: str) -> int:
+        row = self.db.execute(
+            "SELECT documents FROM index_counts WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     def journal(self, scope_id: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
         for cursor, digest, previous, body in self.db.execute(
@@ -315,9 +342,13 @@ class _Transaction(_Reader):
             "text, content='', tokenize='unicode61 remove_diacritics 2')"
         )
         self.db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table}_terms USING fts5vocab({table}, 'row')"
+        )
+        self.db.execute(
             f"INSERT INTO {table} (rowid, text) SELECT rowid, ? FROM records WHERE record_id = ?",
             (text, record_id),
         )
+        self._count(scope_id, +1)
 
     def unindex(self, scope_id: str, record_id: str, text: str) -> None:
         table = _fts(scope_id)
@@ -327,6 +358,14 @@ class _Transaction(_Reader):
                 " SELECT 'delete', rowid, ? FROM records WHERE record_id = ?",
                 (text, record_id),
             )
+            self._count(scope_id, -1)
+
+    def _count(self, scope_id: str, change: int) -> None:
+        self.db.execute(
+            "INSERT INTO index_counts VALUES (?, ?) ON CONFLICT (scope_id)"
+            " DO UPDATE SET documents = documents + excluded.documents",
+            (scope_id, change),
+        )
 
     def purge_index(self, scope_id: str) -> None:
         """Merge the scope's index so deleted entries leave no trace in its pages."""

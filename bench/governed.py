@@ -1,0 +1,271 @@
+"""Governed memory: search/get latency at 1k/10k/100k records, and mutation throughput.
+
+usage: .venv/bin/python bench/governed.py [--sizes 1000 10000 100000] [--queries 200]
+
+Figures go to bench/results.json (``governed_*`` keys). Stores are built once under
+bench/work/ (ignored by git) with a deterministic generator and reused.
+Targets: search p50 <= 5 ms in-process at 100k; capture+admission pairs per second at
+least half the fsync-bound rate with synchronous=FULL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import record, summary
+
+from engram.demo.client import StdioClient
+from engram.host.runtime import binding_of, open_engine
+from engram.host.profile import load_profile
+from engram.host.setup import init_host
+from engram.memory import admission, capture
+from engram.memory.engine import MemoryEngine
+
+WORK = Path(__file__).resolve().parent / "work"
+PURPOSE = "purpose:bench"
+STOPWORDS = (
+    "the of and to a in is that for it as was with be by on not he this are or his from at "
+    "which but have an they you were her she there been one all we their has would when if "
+    "so no will more can who what how do our use"
+).split()
+TECH = (
+    "release deploy build cache index query shard replica backup restore token schema "
+    "migration rollback feature flag canary latency throughput queue worker cron retry "
+    "timeout circuit breaker gateway proxy certificate rotation secret vault audit journal "
+    "tenant workspace principal policy admission review approval commit branch merge rebase "
+    "pipeline artifact container image registry kernel network socket buffer stream parser "
+    "compiler linker module package version pin lockfile dependency vendor license header "
+    "config profile environment region zone cluster node pod volume snapshot quota limit "
+    "metric trace span log alert dashboard incident postmortem runbook oncall escalation "
+    "database table column vacuum checkpoint wal fsync durability isolation lock "
+    "encryption key envelope nonce digest signature verify checksum tarball mirror cdn"
+).split()
+_SYLLABLES = "ka lo mi ne ru ta vo si pe da go ri fu ze ho ba ni to le mu".split()
+
+
+def _vocabulary(size: int = 20_000) -> list[str]:
+    """Stopwords first, then technical words, then deterministic pseudo-words."""
+    rng = random.Random(2026)
+    words = [*STOPWORDS, *TECH]
+    seen = set(words)
+    while len(words) < size:
+        word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+WORDS = _vocabulary()
+_CUMULATIVE = list(itertools.accumulate(1 / (rank + 1) ** 1.07 for rank in range(len(WORDS))))
+
+
+def sentence(rng: random.Random) -> str:
+    """A Zipf-distributed sentence of 15 to 60 words (natural-language-like statistics)."""
+    words = rng.choices(WORDS, cum_weights=_CUMULATIVE, k=rng.randint(15, 60))
+    return " ".join(words) + f" ref{rng.randrange(10**6)}."
+
+
+def arguments(text: str, key: str, now: int) -> dict[str, Any]:
+    content = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return {
+        "idempotency_key": key,
+        "payload": {
+            "schema_version": 2,
+            "purpose_ref": PURPOSE,
+            "valid_time": {"t": now - 3_600_000},
+            "components": [
+                {"component_id": "c1", "kind": "context", "text": text, "citation_ids": ["s1"]}
+            ],
+            "primary_component_id": "c1",
+            "primary_event": {"at": now - 3_600_000, "type_ref": "observed", "citation_id": "s1"},
+            "citations": [
+                {"citation_id": "s1", "source_ref": "bench", "content_digest": content,
+                 "locator": {"scheme": "bench", "value": key}}
+            ],
+        },
+        "evidence": {"evidence_ref": "bench", "evidence_digest": content, "citation_ids": ["s1"]},
+    }
+
+
+def build_store(size: int) -> Path:
+    """A profile whose store holds ``size`` admitted records (built once, reused)."""
+    directory = WORK / f"governed-{size}"
+    profile = directory / "host.toml"
+    if profile.exists():
+        return profile
+    profile = init_host(
+        directory, tenant="bench", workspace="ws", principal="loader", purpose=PURPOSE,
+        grants=["all"], retention_max_days=3650,
+    )
+    loaded = load_profile(profile)
+    engine = open_engine(loaded.store, loaded.keys, loaded.policy, durability="normal")
+    binding = binding_of(loaded)
+    rng = random.Random(size)
+    now = int(time.time() * 1000)
+    for batch in range(0, size, 1000):
+        # Fixture building only: many records per transaction (measurements do not).
+        with engine.store.write() as tx:
+            for index in range(batch, min(size, batch + 1000)):
+                key = f"bench-capture-{index:08d}"
+                captured = capture.capture(
+                    tx, engine.vault, engine.policy, binding,
+                    arguments(sentence(rng), key, now), now,
+                )
+                admission.request_admission(
+                    tx, engine.vault, engine.admission_policy, binding,
+                    {"candidate_id": captured["candidate_id"],
+                     "idempotency_key": f"bench-admit-{index:08d}"},
+                    now,
+                )
+    return profile
+
+
+def queries(count: int, seed: int) -> list[str]:
+    """Natural queries: 3 to 6 consecutive words of a generated sentence (stopwords too)."""
+    rng = random.Random(seed)
+    found = []
+    for _ in range(count):
+        words = sentence(rng).split()
+        start = rng.randrange(max(1, len(words) - 6))
+        found.append(" ".join(words[start : start + rng.randint(3, 6)]))
+    return found
+
+
+def timed(call: Any, items: list[Any]) -> list[float]:
+    samples = []
+    for item in items:
+        started = time.perf_counter()
+        call(item)
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def in_process(profile: Path, count: int) -> dict[str, Any]:
+    loaded = load_profile(profile)
+    engine = open_engine(loaded.store, loaded.keys, loaded.policy)
+    binding = binding_of(loaded)
+
+    def search(query: str) -> dict[str, Any]:
+        return engine.call("search", {"query": query, "purpose_ref": PURPOSE}, binding)
+
+    texts = queries(count, 7)
+    search(texts[0])
+    results = [search(text) for text in texts[:20]]
+    ids = [p["record"]["record_id"] for r in results for p in r["output"]["value"]["records"]]
+    lookups = (ids * (count // max(1, len(ids)) + 1))[:count]
+    search_ms = timed(search, texts)
+    get_ms = timed(
+        lambda rid: engine.call("get", {"record_id": rid, "purpose_ref": PURPOSE}, binding), lookups
+    )
+    return {"search": summary(search_ms), "get": summary(get_ms)}
+
+
+def over_stdio(profile: Path, count: int) -> dict[str, Any]:
+    with StdioClient(["--host-profile", str(profile)], timeout=120) as client:
+        def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            reply = client.request("tools/call", {"name": name, "arguments": arguments})
+            envelope: dict[str, Any] = reply["result"]["structuredContent"]
+            return envelope
+
+        texts = queries(count, 11)
+        first = call("engram_memory_search", {"query": texts[0], "purpose_ref": PURPOSE})
+        ids = [p["record"]["record_id"] for p in first["output"]["value"]["records"]] or ["mem_a"]
+        search_ms = timed(
+            lambda q: call("engram_memory_search", {"query": q, "purpose_ref": PURPOSE}), texts
+        )
+        get_ms = timed(
+            lambda rid: call("engram_memory_get", {"record_id": rid, "purpose_ref": PURPOSE}),
+            (ids * count)[:count],
+        )
+    return {"search": summary(search_ms), "get": summary(get_ms)}
+
+
+def fsync_rate(directory: Path, seconds: float = 1.5) -> float:
+    """fsyncs per second of 4 KiB appends on the store's own disk."""
+    path = directory / "fsync-probe"
+    count, started = 0, time.perf_counter()
+    with path.open("wb") as handle:
+        while time.perf_counter() - started < seconds:
+            handle.write(b"\0" * 4096)
+            handle.flush()
+            os.fsync(handle.fileno())
+            count += 1
+    path.unlink()
+    return count / (time.perf_counter() - started)
+
+
+def pair_rate(durability: str, pairs: int) -> float:
+    """Capture+admission pairs per second through ``MemoryEngine.call``, one at a time."""
+    with tempfile.TemporaryDirectory(dir=WORK) as directory:
+        profile = init_host(
+            Path(directory), tenant="t", workspace="w", principal="p", purpose=PURPOSE,
+            grants=["all"],
+        )
+        loaded = load_profile(profile)
+        engine: MemoryEngine = open_engine(
+            loaded.store, loaded.keys, loaded.policy, durability=durability
+        )
+        binding = binding_of(loaded)
+        rng, now = random.Random(1), int(time.time() * 1000)
+        started = time.perf_counter()
+        for index in range(pairs):
+            captured = engine.call(
+                "capture", arguments(sentence(rng), f"pair-capture-{index:08d}", now), binding
+            )
+            candidate = captured["output"]["value"]["candidate_id"]
+            engine.call(
+                "request_admission",
+                {"candidate_id": candidate, "idempotency_key": f"pair-admit-{index:08d}"},
+                binding,
+            )
+        return pairs / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--pairs", type=int, default=300)
+    args = parser.parse_args()
+    WORK.mkdir(exist_ok=True)
+    latency = {}
+    for size in args.sizes:
+        started = time.perf_counter()
+        profile = build_store(size)
+        latency[str(size)] = {
+            "build_s": round(time.perf_counter() - started, 1),
+            "in_process": in_process(profile, args.queries),
+            "mcp_stdio": over_stdio(profile, args.queries),
+        }
+    record("governed_search_get_latency", {"target_search_p50_ms_at_100k": 5, **latency})
+    rate = fsync_rate(WORK)
+    full = pair_rate("full", args.pairs)
+    normal = pair_rate("normal", args.pairs)
+    record(
+        "governed_capture_admission_throughput",
+        {
+            "disk_fsyncs_per_s": round(rate, 1),
+            "fsync_bound_pairs_per_s": round(rate / 2, 1),
+            "target_pairs_per_s": round(rate / 4, 1),
+            "pairs_per_s_synchronous_full": round(full, 1),
+            "pairs_per_s_synchronous_normal": round(normal, 1),
+            "pairs": args.pairs,
+            "note": "each pair is two transactions (capture, admission): two fsyncs with FULL",
+            "median_pair_ms_full": round(1000 / full, 2) if full else None,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
