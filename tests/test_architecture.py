@@ -19,7 +19,8 @@ ALLOWED: dict[str, set[str]] = {
     "protocol": {"errors"},
     "mcp": {"errors", "protocol", "__init__"},
     "demo": {"errors", "__init__"},
-    "cli": {"errors", "demo", "__init__"},
+    "hosts": {"errors", "__init__"},
+    "cli": {"errors", "demo", "hosts", "__init__"},
 }
 
 #: Third-party and driver modules the domain and protocol layers never import.
