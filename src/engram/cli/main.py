@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import click
 
 from engram import __version__
+from engram.cli.doctor import doctor
+from engram.cli.link import link, unlink, upgrade
 from engram.errors import EngramError
 
 __all__ = ["cli", "main"]
@@ -35,6 +37,12 @@ def demo() -> None:
     status = run_demo()
     if status != 0:
         raise click.exceptions.Exit(status)
+
+
+cli.add_command(link)
+cli.add_command(unlink)
+cli.add_command(upgrade)
+cli.add_command(doctor)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -158,14 +158,14 @@ def _plan_printed(plan: Plan, printed: PrintedCommand, env: HostEnv, mode: Mode)
         plan.notes.append(f"to re-pin, run: {printed.remove} && {add}")
 
 
-def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions) -> None:
+def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions, what: str) -> None:
     before = plan.read(path)
     if before == content or (before is None and options.mode == "upgrade"):
         return
     if before is None or is_generated(before):
-        plan.add(Change(path, before, content, "wrote", backup=False))
+        plan.add(Change(path, before, content, what, backup=False))
     elif options.force:
-        plan.add(Change(path, before, content, "replaced (was not engram's)"))
+        plan.add(Change(path, before, content, f"{what} (replaced a file engram did not write)"))
     else:
         plan.notes.append(f"left {path} alone: not written by engram (--force replaces it)")
 
@@ -207,7 +207,7 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
         plan.notes.append(f"{target.title}: {scope} MCP registration skipped: {registration}")
     if scope == "global":
         for path, content in target.global_files(env):
-            _plan_owned(plan, path, content, options)
+            _plan_owned(plan, path, content, options, "engram's file")
         if options.hooks and options.mode == "link":
             plan.notes.append("session hooks are installed per workspace: run without --global")
         return plan
@@ -216,7 +216,8 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
     elif options.hooks:
         plan.notes.append(f"{target.title} has no session hook engram can install")
     if target.slash is not None:
-        _plan_owned(plan, target.slash.path(env), slash_command(target.slash.flavour), options)
+        command_file = slash_command(target.slash.flavour)
+        _plan_owned(plan, target.slash.path(env), command_file, options, "/engram command")
     if target.instructions is not None:
         _plan_instructions(plan, env.workspace / target.instructions, options.mode)
     return plan
@@ -227,7 +228,7 @@ def _unlink_owned(plan: Plan, path: Path) -> None:
     if before is None:
         return
     if is_generated(before):
-        plan.add(Change(path, before, None, "removed", backup=False))
+        plan.add(Change(path, before, None, "engram's file", backup=False))
     else:
         plan.notes.append(f"left {path} alone: not written by engram")
 
