@@ -9,8 +9,8 @@ For each engram entry a host would read (:func:`engram.hosts.survey.survey`):
   it starts (``skip`` for the unpinned ``engram-mcp`` form);
 - ``host.handshake``: the command is spawned as the host would (same arguments and
   environment, in the workspace), answers ``initialize`` and ``tools/list``, and
-  lists the expected tools; the latency is reported. Identical commands are spawned
-  once.
+  lists the expected tools; the latency is reported. Every registration gets its
+  own handshake, even when two run the same command: each is proven separately.
 
 Also ``host.config`` (a host file that cannot be parsed), ``host.linked`` (nothing
 linked at all), ``host.gemini_trust`` (a Gemini ``mcpServers.engram`` with
@@ -117,7 +117,7 @@ def _resolve(program: str, env: HostEnv) -> str | None:
 
 
 def _registration_checks(
-    registration: Registration, context: DoctorContext, cache: dict[Any, Handshake]
+    registration: Registration, context: DoctorContext
 ) -> Iterator[CheckResult]:
     subject, argv = registration.subject, registration.argv
     fix = _RELINK.format(target=registration.target.name)
@@ -131,11 +131,8 @@ def _registration_checks(
         yield CheckResult("host.handshake", "skip", "error", "command not found", fix, subject)
         return
     yield CheckResult("host.command", "pass", "error", f"found {argv[0]}", None, subject)
-    key = (tuple(argv), tuple(sorted(registration.env.items())))
-    if key not in cache:
-        expected, timeout = context.expected_tools, context.handshake_timeout
-        cache[key] = handshake(argv, registration.env, context.root, expected, timeout)
-    done = cache[key]
+    expected, timeout = context.expected_tools, context.handshake_timeout
+    done = handshake(argv, registration.env, context.root, expected, timeout)
     yield _pin_check(registration, done, context.env.version, fix)
     status: Outcome = "pass" if done.ok else "fail"
     remedy = None if done.ok else f"run `{shlex.join(argv)}` by hand to see why; then {fix}"
@@ -219,8 +216,7 @@ def host_checks(context: DoctorContext) -> Iterator[CheckResult]:
         subject = f"{status.target.name} ({status.scope})"
         fix = "fix the file by hand; engram never overwrites a file it cannot parse"
         yield CheckResult("host.config", "fail", "error", status.detail, fix, subject)
-    cache: dict[Any, Handshake] = {}
     for registration in registrations:
-        yield from _registration_checks(registration, context, cache)
+        yield from _registration_checks(registration, context)
     yield from _gemini_trust(registrations)
     yield from _hook_checks(context)
