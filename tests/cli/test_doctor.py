@@ -188,3 +188,12 @@ def test_checks_are_a_registry_other_modules_extend(home: Path, workspace: Path)
     assert exit_status(results, strict=False) == 0
     assert exit_status(results, strict=True) == 1
     doctor_check("test.extension")(lambda context: iter(()))
+
+
+def test_a_broken_hook_file_is_reported_not_fatal(run: Run, workspace: Path) -> None:
+    run("link", "claude")
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text("{ nope")
+    result = run("doctor")
+    assert result.exit_code == 1
+    assert "FAIL  host.config [claude (workspace)]" in result.output

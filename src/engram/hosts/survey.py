@@ -95,7 +95,10 @@ def _status(target: Target, scope: Scope, env: HostEnv) -> Status:
             return Status(target, scope, "not linked", status.path, detail)
         return status
     status = _config_status(target, scope, registration)
-    hooked = scope == "workspace" and hook_present(target, env)
+    try:
+        hooked = scope == "workspace" and hook_present(target, env)
+    except HostConfigError as error:  # the hook file is broken: report it, do not stop
+        return Status(target, scope, "error", status.path, error.detail)
     return Status(
         status.target,
         status.scope,
