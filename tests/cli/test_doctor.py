@@ -192,7 +192,6 @@ def test_checks_are_a_registry_other_modules_extend(home: Path, workspace: Path)
 
 def test_a_broken_hook_file_is_reported_not_fatal(run: Run, workspace: Path) -> None:
     run("link", "claude")
-    (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text("{ nope")
     result = run("doctor")
     assert result.exit_code == 1
