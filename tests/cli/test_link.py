@@ -120,3 +120,18 @@ def test_an_unknown_target_is_a_usage_error(run: Run, capsys: pytest.CaptureFixt
         main(["link", "vim"])
     assert done.value.code == 2
     assert "unknown target 'vim'" in capsys.readouterr().err
+
+
+def test_link_all_in_a_workspace_skips_what_has_no_workspace_file(run: Run, home: Path) -> None:
+    (home / ".codeium" / "windsurf").mkdir(parents=True)
+    (home / ".cursor").mkdir()
+    result = run("link", "all")
+    assert "wrote .cursor/mcp.json: added mcpServers.engram" in result.output
+    assert "note: Windsurf: workspace MCP registration skipped" in result.output
+
+
+def test_link_all_with_no_host_found_changes_nothing(run: Run, workspace: Path) -> None:
+    result = run("link", "all")
+    assert "no agent host found on this machine" in result.output
+    assert result.output.endswith("nothing to change\n")
+    assert list(workspace.iterdir()) == []

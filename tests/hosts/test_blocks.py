@@ -91,3 +91,31 @@ def test_unparseable_toml_names_the_line() -> None:
     with pytest.raises(HostConfigUnparseable) as caught:
         write_entry('a = 1\nb = [1,\nc = "x"\n', KEY, ENTRY, "config.toml")
     assert caught.value.detail.startswith("config.toml: line ")
+
+
+_names = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(lambda n: n != "engram")
+_toml_scalars = st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8)
+
+
+@st.composite
+def codex_configs(draw: st.DrawFn) -> str:
+    """A config.toml: top-level keys, tables, maybe other MCP servers, maybe comments."""
+    config: dict[str, object] = draw(st.dictionaries(_names, _toml_scalars, max_size=3))
+    tables = draw(st.dictionaries(_names, st.dictionaries(_names, _toml_scalars), max_size=2))
+    config.update({f"t_{name}": table for name, table in tables.items()})
+    servers = draw(st.dictionaries(_names, st.dictionaries(_names, _toml_scalars, min_size=1)))
+    if servers:
+        config["mcp_servers"] = servers
+    text = tomlkit.dumps(config)
+    if draw(st.booleans()):
+        text = "# my codex config\n" + text
+    return text
+
+
+@settings(max_examples=150)
+@given(codex_configs())
+def test_codex_unlink_of_link_keeps_every_byte(text: str) -> None:
+    linked = write_entry(text, KEY, ENTRY, "config.toml")
+    assert write_entry(linked, KEY, ENTRY, "config.toml") == linked
+    assert read_entry(linked, KEY, "config.toml") == ENTRY
+    assert remove_entry(linked, KEY, "config.toml") == text
