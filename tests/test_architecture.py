@@ -21,11 +21,12 @@ ALLOWED: dict[str, set[str]] = {
     "crypto": {"errors", "canonical"},
     "search": {"errors"},
     "memory": {"errors", "canonical", "crypto", "search", "safety"},
-    "store": {"errors", "memory"},
+    "store": {"errors", "memory", "search"},
     "host": {"errors", "canonical", "crypto", "memory", "store"},
     "mcp": {"errors", "protocol", "memory", "host", "__init__"},
     "demo": {"errors", "__init__"},
-    "cli": {"errors", "demo", "host", "memory", "__init__"},
+    "hosts": {"errors", "__init__"},
+    "cli": {"errors", "demo", "host", "hosts", "memory", "__init__"},
 }
 
 #: Third-party and driver modules the domain and protocol layers never import.

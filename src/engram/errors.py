@@ -25,6 +25,10 @@ when it is a protocol error, and the CLI exit code::
     ├── ProjectError                     a project tool failure: envelope {ok: false}
     ├── ElicitationFailed                the client could not answer a dialog (timeout,
     │                                    error reply, connection closed)
+    ├── HostConfigError                  a host configuration file engram will not touch
+    │   ├── HostConfigUnparseable        cannot be parsed (detail names file, line, column)
+    │   ├── HostConfigShape              parses, but engram's key sits in the wrong shape
+    │   └── ManagedBlockCorrupt          duplicated or misordered engram markers
     └── UsageError                       bad command-line use (exit code 2)
 
 Only two places catch ``Exception`` broadly: the MCP dispatcher
@@ -52,6 +56,9 @@ __all__ = [
     "EngramError",
     "FenceLost",
     "GateFailed",
+    "HostConfigError",
+    "HostConfigShape",
+    "HostConfigUnparseable",
     "IllegalTransition",
     "InternalError",
     "InvalidDigest",
@@ -60,6 +67,7 @@ __all__ = [
     "InvalidRequestState",
     "InvalidSchema",
     "JournalCorrupt",
+    "ManagedBlockCorrupt",
     "MessageTooLarge",
     "MethodNotFound",
     "MigrationLedgerInvalid",
@@ -416,6 +424,41 @@ class ElicitationFailed(EngramError):
 
     code = "ELICITATION_FAILED"
     message = "The client did not answer the dialog."
+
+
+# --- Agent host configuration files (engram link / unlink / upgrade / doctor) -------
+
+
+class HostConfigError(EngramError):
+    """A host's configuration file that engram refuses to change.
+
+    Raised before anything is written: the file stays exactly as it was. ``detail``
+    names the file (and the line where it applies) so the person can fix it by hand.
+    """
+
+    code = "HOST_CONFIG_ERROR"
+    message = "A host configuration file cannot be changed safely."
+
+
+class HostConfigUnparseable(HostConfigError):
+    """The file is not valid in its format (JSON, JSONC or TOML); it is never overwritten."""
+
+    code = "HOST_CONFIG_UNPARSEABLE"
+    message = "A host configuration file cannot be parsed."
+
+
+class HostConfigShape(HostConfigError):
+    """The file parses, but a key on engram's path has the wrong type (e.g. a list)."""
+
+    code = "HOST_CONFIG_SHAPE"
+    message = "A host configuration file has an unexpected shape."
+
+
+class ManagedBlockCorrupt(HostConfigError):
+    """An engram managed block has duplicated or misordered markers; never repaired."""
+
+    code = "MANAGED_BLOCK_CORRUPT"
+    message = "An engram managed block has duplicated or misordered markers."
 
 
 # --- Command line ------------------------------------------------------------------

@@ -16,6 +16,8 @@ from typing import Any
 import click
 
 from engram import __version__
+from engram.cli.doctor import doctor
+from engram.cli.link import link, unlink, upgrade
 from engram.errors import EngramError
 
 __all__ = ["cli", "main"]
@@ -63,6 +65,10 @@ def _register() -> None:
     from engram.cli.host import host
 
     cli.add_command(host)
+    cli.add_command(link)
+    cli.add_command(unlink)
+    cli.add_command(upgrade)
+    cli.add_command(doctor)
 
 
 _register()

@@ -1,0 +1,222 @@
+"""``engram doctor`` checks for agent hosts: every registration, proven by a real
+MCP handshake.
+
+For each engram entry a host would read (:func:`engram.hosts.survey.survey`):
+
+- ``host.entry``: the entry parses and names a command;
+- ``host.command``: that command exists (absolute path, or found on ``PATH``);
+- ``host.pin``: a pinned entry's version marker matches this engram and the server
+  it starts (``skip`` for the unpinned ``engram-mcp`` form);
+- ``host.handshake``: the command is spawned as the host would (same arguments and
+  environment, in the workspace), answers ``initialize`` and ``tools/list``, and
+  lists the expected tools; the latency is reported. Every registration gets its
+  own handshake, even when two run the same command: each is proven separately.
+
+Also ``host.config`` (a host file that cannot be parsed), ``host.linked`` (nothing
+linked at all), ``host.gemini_trust`` (a Gemini ``mcpServers.engram`` with
+``trust: true`` would skip the confirmation ``engram_commit`` needs) and
+``host.hook`` (an installed session hook's command exists).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shlex
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram import __version__
+from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
+from engram.demo.client import StdioClient
+from engram.hosts.command import HostEnv
+from engram.hosts.survey import Registration, session_hooks, survey
+
+__all__ = ["Handshake", "handshake", "host_checks"]
+
+_RELINK = "engram upgrade (or engram link {target} --force)"
+
+
+@dataclass(frozen=True, slots=True)
+class Handshake:
+    """The outcome of one real MCP handshake."""
+
+    ok: bool
+    message: str
+    latency_ms: float
+    version: str | None = None
+
+
+def _stop(client: StdioClient) -> None:
+    if client.process.poll() is not None:
+        return
+    try:
+        client.close()
+    except subprocess.TimeoutExpired:
+        client.process.kill()
+        client.process.wait(timeout=5)
+
+
+def _exchange(client: StdioClient, expected: frozenset[str]) -> tuple[bool, str, str | None]:
+    init = client.request(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "engram-doctor", "version": __version__},
+        },
+    )
+    if "result" not in init:
+        return False, f"initialize failed: {init.get('error')}", None
+    version = init["result"].get("serverInfo", {}).get("version")
+    client.notify("notifications/initialized")
+    listed = client.request("tools/list", {})
+    names = {tool.get("name") for tool in listed.get("result", {}).get("tools", [])}
+    missing = sorted(expected - names)
+    if missing:
+        return False, f"tools/list lacks {', '.join(missing)}", version
+    return True, f"initialize and tools/list answered ({len(names)} tools)", version
+
+
+def handshake(
+    argv: Sequence[str],
+    env: dict[str, str],
+    cwd: Path,
+    expected: frozenset[str],
+    timeout: float,
+) -> Handshake:
+    """Spawn ``argv``, run ``initialize`` and ``tools/list``, check ``expected`` tools."""
+    started = time.perf_counter()
+    try:
+        client = StdioClient(command=list(argv), cwd=cwd, env=env, timeout=timeout)
+    except OSError as error:
+        return Handshake(False, f"cannot start: {error.strerror or error}", 0.0)
+    try:
+        ok, message, version = _exchange(client, expected)
+    except queue.Empty:
+        ok, message, version = False, f"no answer within {timeout:g} s", None
+    except (EOFError, BrokenPipeError):
+        ok, message, version = False, "the server exited during the handshake", None
+    except json.JSONDecodeError:
+        ok, message, version = False, "the server wrote something that is not JSON-RPC", None
+    finally:
+        latency = (time.perf_counter() - started) * 1000
+        _stop(client)
+    return Handshake(ok, message, latency, version)
+
+
+def _resolve(program: str, env: HostEnv) -> str | None:
+    if os.path.isabs(program):
+        return program if os.access(program, os.X_OK) and Path(program).is_file() else None
+    return env.which(program) if program else None
+
+
+def _registration_checks(
+    registration: Registration, context: DoctorContext
+) -> Iterator[CheckResult]:
+    subject, argv = registration.subject, registration.argv
+    fix = _RELINK.format(target=registration.target.name)
+    if not argv or not argv[0]:
+        yield CheckResult("host.entry", "fail", "error", "entry names no command", fix, subject)
+        return
+    yield CheckResult("host.entry", "pass", "error", f"runs {shlex.join(argv)}", None, subject)
+    if _resolve(argv[0], context.env) is None:
+        message = f"command not found: {argv[0]}"
+        yield CheckResult("host.command", "fail", "error", message, fix, subject)
+        yield CheckResult("host.handshake", "skip", "error", "command not found", fix, subject)
+        return
+    yield CheckResult("host.command", "pass", "error", f"found {argv[0]}", None, subject)
+    expected, timeout = context.expected_tools, context.handshake_timeout
+    done = handshake(argv, registration.env, context.root, expected, timeout)
+    yield _pin_check(registration, done, context.env.version, fix)
+    status: Outcome = "pass" if done.ok else "fail"
+    remedy = None if done.ok else f"run `{shlex.join(argv)}` by hand to see why; then {fix}"
+    yield CheckResult(
+        "host.handshake", status, "error", done.message, remedy, subject, round(done.latency_ms, 1)
+    )
+
+
+def _pin_check(registration: Registration, done: Handshake, version: str, fix: str) -> CheckResult:
+    subject, pinned = registration.subject, registration.pinned
+    if pinned is None:
+        message = f"not pinned: runs {registration.argv[0]} as found on PATH"
+        if done.version and done.version != version:
+            message += f" (it is engram {done.version}, this engram is {version})"
+            return CheckResult("host.pin", "warn", "warning", message, fix, subject)
+        return CheckResult("host.pin", "skip", "warning", message, None, subject)
+    if pinned != version or (done.version is not None and done.version != pinned):
+        running = f"; the command runs {done.version}" if done.version else ""
+        message = f"pinned to {pinned}, this engram is {version}{running}"
+        return CheckResult("host.pin", "warn", "warning", message, fix, subject)
+    return CheckResult("host.pin", "pass", "warning", f"pinned to {pinned}", None, subject)
+
+
+def _gemini_trust(registrations: list[Registration]) -> Iterator[CheckResult]:
+    for registration in registrations:
+        if registration.target.name != "gemini":
+            continue
+        subject = registration.subject
+        if registration.entry.get("trust") is True:
+            yield CheckResult(
+                "host.gemini_trust",
+                "warn",
+                "warning",
+                "mcpServers.engram sets trust: true, so Gemini skips the confirmation "
+                "engram_commit needs",
+                f'remove "trust": true from {registration.path}',
+                subject,
+            )
+        else:
+            message = "Gemini asks before engram_commit (no trust: true)"
+            yield CheckResult("host.gemini_trust", "pass", "warning", message, None, subject)
+
+
+def _hook_commands(item: Any) -> list[str]:
+    if not isinstance(item, dict):
+        return []
+    nested = item.get("hooks")
+    hooks: list[Any] = nested if isinstance(nested, list) else [item]
+    return [hook["command"] for hook in hooks if isinstance(hook, dict) and "command" in hook]
+
+
+def _hook_checks(context: DoctorContext) -> Iterator[CheckResult]:
+    for state in session_hooks(context.env):
+        subject = f"{state.target.name} ({state.path})"
+        for command in (cmd for item in state.items for cmd in _hook_commands(item)):
+            program = shlex.split(command)[0]
+            if _resolve(program, context.env) is None:
+                fix = f"engram upgrade (or engram link {state.target.name} --hooks --force)"
+                message = f"hook command not found: {program}"
+                yield CheckResult("host.hook", "fail", "error", message, fix, subject)
+            else:
+                message = f"session hook runs {command}"
+                yield CheckResult("host.hook", "pass", "error", message, None, subject)
+
+
+@doctor_check("hosts")
+def host_checks(context: DoctorContext) -> Iterator[CheckResult]:
+    """Every linked host's entry, command, pin and handshake; trust and hooks."""
+    statuses = survey(context.env)
+    registrations = [status.registration for status in statuses if status.registration]
+    broken = [status for status in statuses if status.state == "error"]
+    if not registrations and not broken:
+        yield CheckResult(
+            "host.linked",
+            "warn",
+            "warning",
+            "engram is not linked in any agent host",
+            "engram link <host> (engram link list shows the targets)",
+        )
+    for status in broken:
+        subject = f"{status.target.name} ({status.scope})"
+        fix = "fix the file by hand; engram never overwrites a file it cannot parse"
+        yield CheckResult("host.config", "fail", "error", status.detail, fix, subject)
+    for registration in registrations:
+        yield from _registration_checks(registration, context)
+    yield from _gemini_trust(registrations)
+    yield from _hook_checks(context)

@@ -1,0 +1,127 @@
+"""``engram link``, ``engram unlink`` and ``engram upgrade``: thin commands over
+:mod:`engram.hosts`.
+
+Each command plans every change first (:mod:`engram.hosts.link`) and writes only
+when the whole plan could be computed: a host file that cannot be parsed stops the
+command before anything is written (``upgrade`` reports such a host and carries on
+with the others). ``--dry-run`` prints the plan as unified diffs and writes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from engram.errors import HostConfigError
+from engram.hosts.command import HostEnv
+from engram.hosts.files import apply
+from engram.hosts.link import LinkOptions, Plan, plan_link, plan_unlink
+from engram.hosts.registry import TARGETS, target_named
+from engram.hosts.survey import survey
+from engram.hosts.target import Scope, Target
+
+__all__ = ["link", "unlink", "upgrade"]
+
+
+def _shown(path: Path | None, env: HostEnv) -> str:
+    if path is None:
+        return "-"
+    for base, label in ((env.workspace, ""), (env.home, "~/")):
+        if path.is_relative_to(base):
+            return label + str(path.relative_to(base))
+    return str(path)
+
+
+def _report(plan: Plan, env: HostEnv, dry_run: bool) -> None:
+    changed = [change for change in plan.changes if change.changed]
+    if dry_run:
+        for change in changed:
+            click.echo(f"would change {_shown(change.path, env)}: {change.summary}")
+            click.echo(change.diff(), nl=False)
+    else:
+        for change in apply(changed):
+            verb = "removed" if change.after is None else "wrote"
+            click.echo(f"{verb} {_shown(change.path, env)}: {change.summary}")
+    for note in plan.notes:
+        click.echo(f"note: {note}")
+    if not changed and not plan.notes:
+        click.echo("nothing to change")
+
+
+def _targets(name: str, env: HostEnv) -> list[Target]:
+    if name == "all":
+        found = [target for target in TARGETS.values() if target.detect(env)]
+        if not found:
+            click.echo("no agent host found on this machine", err=True)
+        return found
+    return [target_named(name)]
+
+
+def _show_list(env: HostEnv) -> None:
+    rows = [
+        (status.target.name, status.scope, status.state, _shown(status.path, env), status.detail)
+        for status in survey(env)
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+        click.echo("  ".join([*cells, row[4]]).rstrip())
+
+
+@click.command()
+@click.argument("target", metavar="TARGET|all|list")
+@click.option("--global", "global_", is_flag=True, help="Register for the user, not the workspace.")
+@click.option("--force", is_flag=True, help="Replace engram's existing entries and files.")
+@click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
+@click.option("--hooks", is_flag=True, help="Also install session-start hooks (workspace).")
+def link(target: str, global_: bool, force: bool, dry_run: bool, hooks: bool) -> None:
+    """Register engram-mcp in an agent host (and its hook, /engram command, instructions).
+
+    TARGET is one of claude, codex, cursor, gemini, opencode, antigravity, windsurf;
+    `all` links every host found on this machine; `list` shows where engram is linked.
+    """
+    env = HostEnv.from_environ()
+    if target == "list":
+        _show_list(env)
+        return
+    scope: Scope = "global" if global_ else "workspace"
+    options = LinkOptions(force=force, hooks=hooks)
+    plan = Plan()
+    for found in _targets(target, env):
+        plan.extend(plan_link(found, scope, env, options))
+    _report(plan, env, dry_run)
+
+
+@click.command()
+@click.argument("target", metavar="TARGET|all")
+@click.option("--global", "global_", is_flag=True, help="Unlink the user registration.")
+@click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
+def unlink(target: str, global_: bool, dry_run: bool) -> None:
+    """Remove engram's entry, hook, /engram command and block; nothing else changes."""
+    env = HostEnv.from_environ()
+    scope: Scope = "global" if global_ else "workspace"
+    chosen = list(TARGETS.values()) if target == "all" else [target_named(target)]
+    plan = Plan()
+    for found in chosen:
+        plan.extend(plan_unlink(found, scope, env))
+    _report(plan, env, dry_run)
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
+def upgrade(dry_run: bool) -> None:
+    """Re-pin every linked host to this engram (workspace and user registrations)."""
+    env = HostEnv.from_environ()
+    plan, failed = Plan(), []
+    for target in TARGETS.values():
+        for scope in ("workspace", "global"):
+            try:
+                plan.extend(plan_link(target, scope, env, LinkOptions(mode="upgrade")))
+            except HostConfigError as error:
+                failed.append(error.detail)
+    _report(plan, env, dry_run)
+    for detail in failed:
+        click.echo(f"engram: {detail}", err=True)
+    if failed:
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,147 @@
+"""The shapes of engram's MCP entry in host configurations.
+
+Two shapes exist (upstream-facts.md, "Host registration"):
+
+- :class:`StdioEntry`, the ``mcpServers`` shape ``{"command", "args", "env"}`` used by
+  Claude Code, Gemini CLI, Antigravity, Cursor and Windsurf (the last two add
+  ``"type": "stdio"``) and, as TOML, by Codex (which adds
+  ``[mcp_servers.engram.tools.engram_commit] approval_mode = "approve"``);
+- :class:`OpenCodeEntry`, ``{"type": "local", "command": [...], "args": [],
+  "enabled": true}`` with the environment under ``environment``.
+
+An entry shape builds engram's entry, reads the command back (for ``doctor``), and
+re-pins an existing entry: it changes only the program, its prefix and the pin
+marker, and keeps every other key and argument the person may have added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from engram.hosts.command import PIN_VARIABLE, ServerCommand, strip_prefix
+
+__all__ = ["ALWAYS_LOAD", "EntryShape", "OpenCodeEntry", "StdioEntry"]
+
+ALWAYS_LOAD = "--always-load"
+
+
+class EntryShape(Protocol):
+    """How one host writes and reads engram's MCP entry."""
+
+    def build(self, command: ServerCommand, args: Sequence[str]) -> dict[str, Any]:
+        """engram's entry for ``command`` with engram-mcp ``args``."""
+        ...
+
+    def argv(self, entry: Mapping[str, Any]) -> list[str]:
+        """The whole command line the host runs (program first)."""
+        ...
+
+    def env(self, entry: Mapping[str, Any]) -> dict[str, str]:
+        """The environment the host adds for the server."""
+        ...
+
+    def args(self, entry: Mapping[str, Any]) -> list[str]:
+        """engram-mcp's own arguments (after any ``-m engram.mcp`` prefix)."""
+        ...
+
+    def repin(
+        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """``entry`` running ``command`` (and ``args`` when given), other keys kept."""
+        ...
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def _environment(current: Any, command: ServerCommand) -> dict[str, Any]:
+    env = dict(current) if isinstance(current, Mapping) else {}
+    env.pop(PIN_VARIABLE, None)
+    env.update(command.env)
+    return env
+
+
+@dataclass(frozen=True, slots=True)
+class StdioEntry:
+    """``{"command": program, "args": [...], "env": {...}}`` (JSON or TOML)."""
+
+    stdio_type: bool = False
+    commit_approval: bool = False
+
+    def build(self, command: ServerCommand, args: Sequence[str]) -> dict[str, Any]:
+        entry: dict[str, Any] = {}
+        if self.stdio_type:
+            entry["type"] = "stdio"
+        entry["command"] = command.program
+        entry["args"] = [*command.prefix, *args]
+        if command.env:
+            entry["env"] = command.env
+        if self.commit_approval:
+            entry["tools"] = {"engram_commit": {"approval_mode": "approve"}}
+        return entry
+
+    def argv(self, entry: Mapping[str, Any]) -> list[str]:
+        return [str(entry.get("command", "")), *_strings(entry.get("args"))]
+
+    def env(self, entry: Mapping[str, Any]) -> dict[str, str]:
+        env = entry.get("env")
+        return {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else {}
+
+    def args(self, entry: Mapping[str, Any]) -> list[str]:
+        return strip_prefix(_strings(entry.get("args")))
+
+    def repin(
+        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        updated = dict(entry)
+        updated["command"] = command.program
+        kept = self.args(entry) if args is None else list(args)
+        updated["args"] = [*command.prefix, *kept]
+        env = _environment(entry.get("env"), command)
+        if env:
+            updated["env"] = env
+        else:
+            updated.pop("env", None)
+        return updated
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCodeEntry:
+    """OpenCode's ``mcp`` entry: the command is a list; ``args`` stays empty."""
+
+    def build(self, command: ServerCommand, args: Sequence[str]) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "type": "local",
+            "command": [*command.argv, *args],
+            "args": [],
+            "enabled": True,
+        }
+        if command.env:
+            entry["environment"] = command.env
+        return entry
+
+    def argv(self, entry: Mapping[str, Any]) -> list[str]:
+        return [*_strings(entry.get("command")), *_strings(entry.get("args"))]
+
+    def env(self, entry: Mapping[str, Any]) -> dict[str, str]:
+        env = entry.get("environment")
+        return {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else {}
+
+    def args(self, entry: Mapping[str, Any]) -> list[str]:
+        return strip_prefix(self.argv(entry)[1:])
+
+    def repin(
+        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        updated = dict(entry)
+        kept = strip_prefix(_strings(entry.get("command"))[1:]) if args is None else list(args)
+        updated["command"] = [*command.argv, *kept]
+        env = _environment(entry.get("environment"), command)
+        if env:
+            updated["environment"] = env
+        else:
+            updated.pop("environment", None)
+        return updated

@@ -1,0 +1,292 @@
+"""Planning ``engram link``, ``unlink`` and ``upgrade``: every change, nothing written.
+
+A plan is the list of file changes (:class:`~engram.hosts.files.Change`) plus the
+notes the person should read (a skipped scope, a command to run, an entry kept
+because it differs). Reading every file and computing every change first means a
+file that cannot be parsed stops the whole operation before anything is written,
+and ``--dry-run`` shows exactly what a real run would do.
+
+The rules (mcp-server.txt, "Registration" and "Server instructions"):
+
+- only engram's own entry, hook item, managed block or generated file is added,
+  changed or removed;
+- an existing engram entry is re-pinned by ``link`` (program, prefix and version
+  marker only); it changes otherwise only with ``--force`` (replaced by engram's
+  entry) or ``upgrade`` (re-pinned, and ``--always-load`` added or dropped by rule);
+- ``--always-load`` goes only into configurations Claude Code reads, and only when
+  no engram Claude hook is installed or being installed;
+- ``upgrade`` touches only what is already linked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
+from engram.hosts.command import HostEnv, ServerCommand, hook_command, server_command
+from engram.hosts.entries import ALWAYS_LOAD
+from engram.hosts.files import Change, read_text
+from engram.hosts.guidance import instruction_block, is_generated, slash_command
+from engram.hosts.hooks import installed_hooks, with_hook, without_hook
+from engram.hosts.target import ConfigFile, PrintedCommand, Scope, Target
+
+__all__ = ["LinkOptions", "Plan", "hook_present", "plan_link", "plan_unlink"]
+
+Mode = Literal["link", "upgrade"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkOptions:
+    """``force`` replaces engram's existing entries; ``hooks`` installs session hooks."""
+
+    force: bool = False
+    hooks: bool = False
+    mode: Mode = "link"
+
+
+@dataclass
+class Plan:
+    """Changes to write and notes to show, in order.
+
+    Several parts of a link may change one file (Gemini keeps its MCP entry and its
+    hook in ``settings.json``): :meth:`read` returns the text as already planned, and
+    :meth:`add` merges a second change of a file into the first.
+    """
+
+    changes: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def read(self, path: Path) -> str | None:
+        for change in self.changes:
+            if change.path == path:
+                return change.after
+        return read_text(path)
+
+    def add(self, change: Change) -> None:
+        for index, planned in enumerate(self.changes):
+            if planned.path == change.path:
+                summary = f"{planned.summary}; {change.summary}"
+                backup = planned.backup or change.backup
+                self.changes[index] = Change(
+                    change.path, planned.before, change.after, summary, backup
+                )
+                return
+        self.changes.append(change)
+
+    def extend(self, other: Plan) -> None:
+        for change in other.changes:
+            self.add(change)
+        self.notes += other.notes
+
+
+def hook_present(target: Target, env: HostEnv) -> bool:
+    """Whether engram's session hook for ``target`` is installed here or for the user."""
+    if target.hooks is None:
+        return False
+    workspace_file = target.hooks.path(env)
+    user_file = env.home / workspace_file.relative_to(env.workspace)
+    return any(
+        installed_hooks(target.hooks, read_text(path), path) for path in (workspace_file, user_file)
+    )
+
+
+def _wanted_args(always_load: bool, hooked: bool) -> list[str]:
+    return [ALWAYS_LOAD] if always_load and not hooked else []
+
+
+def _upgraded_args(current: Sequence[str], wanted: Sequence[str]) -> list[str]:
+    kept = [arg for arg in current if arg != ALWAYS_LOAD]
+    return [*(arg for arg in wanted if arg == ALWAYS_LOAD), *kept]
+
+
+def _new_entry(
+    config: ConfigFile,
+    existing: dict[str, Any] | None,
+    command: ServerCommand,
+    wanted: list[str],
+    options: LinkOptions,
+) -> dict[str, Any] | None:
+    desired = config.shape.build(command, wanted)
+    if existing is None:
+        return None if options.mode == "upgrade" else desired
+    if options.force:
+        return desired
+    if options.mode == "upgrade":
+        args = _upgraded_args(config.shape.args(existing), wanted)
+        return config.shape.repin(existing, command, args)
+    return config.shape.repin(existing, command)
+
+
+def _plan_entry(
+    plan: Plan, config: ConfigFile, env: HostEnv, options: LinkOptions, hooked: bool
+) -> None:
+    command = server_command(env)
+    text = plan.read(config.path)
+    existing = config.entry_in(text) if text is not None else None
+    wanted = _wanted_args(config.always_load, hooked)
+    new = _new_entry(config, existing, command, wanted, options)
+    if new is None:
+        return
+    if new != existing:
+        verb = "added" if existing is None else "updated"
+        after = config.with_entry(text, new)
+        plan.add(Change(config.path, text, after, f"{verb} {'.'.join(config.key)}"))
+    if new != config.shape.build(command, wanted):
+        plan.notes.append(
+            f"kept your engram entry in {config.path} (it differs from engram's; "
+            "--force replaces it, `engram upgrade` re-pins it)"
+        )
+
+
+def _plan_printed(plan: Plan, printed: PrintedCommand, env: HostEnv, mode: Mode) -> None:
+    command = server_command(env)
+    # Claude's user-level hooks are never installed by engram (hooks are per workspace).
+    wanted = _wanted_args(printed.always_load, hooked=False)
+    add = printed.add(command, wanted)
+    _, existing = printed.registry.read()
+    shape = printed.registry.shape
+    desired = shape.build(command, wanted)
+    if existing is None:
+        if mode == "link":
+            plan.notes.append(f"run: {add}")
+    elif shape.argv(existing) == shape.argv(desired) and shape.env(existing) == shape.env(desired):
+        plan.notes.append(f"already registered in {printed.registry.path}")
+    else:
+        plan.notes.append(f"to re-pin, run: {printed.remove} && {add}")
+
+
+def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions, what: str) -> None:
+    before = plan.read(path)
+    if before == content or (before is None and options.mode == "upgrade"):
+        return
+    if before is None or is_generated(before):
+        plan.add(Change(path, before, content, what, backup=False))
+    elif options.force:
+        plan.add(Change(path, before, content, f"{what} (replaced a file engram did not write)"))
+    else:
+        plan.notes.append(f"left {path} alone: not written by engram (--force replaces it)")
+
+
+def _plan_instructions(plan: Plan, path: Path, mode: Mode) -> None:
+    before = plan.read(path)
+    if mode == "upgrade" and (before is None or not find_block(before, MARKDOWN, path)):
+        return
+    after = set_block(before or "", instruction_block(), MARKDOWN, path)
+    if after != before:
+        plan.add(Change(path, before, after, "engram block"))
+
+
+def _plan_hook(plan: Plan, target: Target, env: HostEnv, mode: Mode) -> None:
+    spec = target.hooks
+    assert spec is not None
+    path = spec.path(env)
+    before = plan.read(path)
+    if mode == "upgrade" and not installed_hooks(spec, before, path):
+        return
+    after = with_hook(spec, before, hook_command(env, target.name), path)
+    if spec.note and mode == "link":
+        plan.notes.append(spec.note)
+    if after != before:
+        plan.add(Change(path, before, after, f"{spec.event} hook"))
+
+
+def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) -> Plan:
+    """Everything ``engram link <target>`` (or ``upgrade``) would change."""
+    plan = Plan()
+    installing = options.hooks and scope == "workspace" and target.hooks is not None
+    registration = target.registration(env, scope)
+    if isinstance(registration, ConfigFile):
+        hooked = installing or hook_present(target, env)
+        _plan_entry(plan, registration, env, options, hooked)
+    elif isinstance(registration, PrintedCommand):
+        _plan_printed(plan, registration, env, options.mode)
+    elif options.mode == "link":
+        plan.notes.append(f"{target.title}: {scope} MCP registration skipped: {registration}")
+    if scope == "global":
+        for path, content in target.global_files(env):
+            _plan_owned(plan, path, content, options, "engram's file")
+        if options.hooks and options.mode == "link":
+            plan.notes.append("session hooks are installed per workspace: run without --global")
+        return plan
+    if installing or (options.mode == "upgrade" and target.hooks is not None):
+        _plan_hook(plan, target, env, options.mode)
+    elif options.hooks:
+        plan.notes.append(f"{target.title} has no session hook engram can install")
+    if target.slash is not None:
+        command_file = slash_command(target.slash.flavour)
+        _plan_owned(plan, target.slash.path(env), command_file, options, "/engram command")
+    if target.instructions is not None:
+        _plan_instructions(plan, env.workspace / target.instructions, options.mode)
+    return plan
+
+
+def _unlink_owned(plan: Plan, path: Path) -> None:
+    before = plan.read(path)
+    if before is None:
+        return
+    if is_generated(before):
+        plan.add(Change(path, before, None, "engram's file", backup=False))
+    else:
+        plan.notes.append(f"left {path} alone: not written by engram")
+
+
+def _linked_elsewhere(target: Target, env: HostEnv) -> bool:
+    """Whether ``target`` still has an MCP entry, a hook or a slash command here."""
+    for scope in ("workspace", "global"):
+        registration = target.registration(env, scope)
+        if isinstance(registration, ConfigFile) and registration.read()[1] is not None:
+            return True
+    slash = target.slash
+    generated = slash is not None and is_generated(read_text(slash.path(env)) or "")
+    return generated or hook_present(target, env)
+
+
+def _shared_block_in_use(target: Target, env: HostEnv) -> bool:
+    """Another linked target reads the same instruction file (AGENTS.md is shared)."""
+    from engram.hosts.registry import TARGETS
+
+    return any(
+        other.instructions == target.instructions and _linked_elsewhere(other, env)
+        for other in TARGETS.values()
+        if other.name != target.name
+    )
+
+
+def _unlink_workspace_parts(plan: Plan, target: Target, env: HostEnv) -> None:
+    if target.hooks is not None:
+        path = target.hooks.path(env)
+        before = plan.read(path)
+        if before is not None and installed_hooks(target.hooks, before, path):
+            after = without_hook(target.hooks, before, path)
+            plan.add(Change(path, before, after, f"removed {target.hooks.event} hook"))
+    if target.slash is not None:
+        _unlink_owned(plan, target.slash.path(env))
+    if target.instructions is not None and not _shared_block_in_use(target, env):
+        path = env.workspace / target.instructions
+        before = plan.read(path)
+        if before is not None and find_block(before, MARKDOWN, path):
+            rest = remove_block(before, MARKDOWN, path)
+            plan.add(Change(path, before, rest if rest.strip() else None, "removed engram block"))
+
+
+def plan_unlink(target: Target, scope: Scope, env: HostEnv) -> Plan:
+    """Everything ``engram unlink <target>`` would change: engram's parts only."""
+    plan = Plan()
+    registration = target.registration(env, scope)
+    if isinstance(registration, ConfigFile):
+        text = plan.read(registration.path)
+        if text is not None and registration.entry_in(text) is not None:
+            after = registration.without_entry(text)
+            summary = f"removed {'.'.join(registration.key)}"
+            plan.add(Change(registration.path, text, after, summary))
+    elif isinstance(registration, PrintedCommand):
+        plan.notes.append(f"run: {registration.remove}")
+    if scope == "global":
+        for path, _ in target.global_files(env):
+            _unlink_owned(plan, path)
+    else:
+        _unlink_workspace_parts(plan, target, env)
+    return plan

@@ -1,0 +1,198 @@
+"""`engram doctor`: every registration proven by a real MCP handshake."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram import __version__
+from engram.cli.doctor import CheckResult, DoctorContext, doctor_check, exit_status, run_checks
+from engram.cli.doctor_hosts import handshake
+from engram.hosts.command import PIN_VARIABLE, HostEnv
+from tests.cli.conftest import SCRIPTS, Run
+
+LINKS = [
+    ("claude", "--hooks"),
+    ("cursor", "--hooks"),
+    ("gemini", "--hooks"),
+    ("opencode",),
+    ("codex", "--hooks"),
+    ("claude", "--global"),
+    ("cursor", "--global"),
+    ("gemini", "--global"),
+    ("opencode", "--global"),
+    ("codex", "--global"),
+    ("antigravity", "--global"),
+    ("windsurf", "--global"),
+]
+#: Every registration those links write (Claude's user scope is only printed).
+SUBJECTS = {
+    "claude workspace",
+    "cursor workspace",
+    "cursor global",
+    "gemini workspace",
+    "gemini global",
+    "opencode workspace",
+    "opencode global",
+    "codex global",
+    "antigravity global",
+    "windsurf global",
+}
+
+
+def _link_everything(run: Run) -> None:
+    for args in LINKS:
+        assert run("link", *args).exit_code == 0
+
+
+def _checks(output: str) -> list[dict[str, Any]]:
+    payload = json.loads(output)
+    checks: list[dict[str, Any]] = payload["checks"]
+    return checks
+
+
+def _subject(check: dict[str, Any]) -> str:
+    target, scope = check["subject"].split(" (")[0], check["subject"].split(" (")[1].split(":")[0]
+    return f"{target} {scope}"
+
+
+def test_every_written_registration_starts_a_working_server(run: Run) -> None:
+    _link_everything(run)
+    result = run("doctor", "--json", "--strict")
+    checks = _checks(result.output)
+    handshakes = [check for check in checks if check["id"] == "host.handshake"]
+    assert {_subject(check) for check in handshakes} == SUBJECTS
+    assert all(check["status"] == "pass" and check["latency_ms"] > 0 for check in handshakes)
+    assert {check["status"] for check in checks} == {"pass"}
+    assert [c["id"] for c in checks if c["id"] == "host.hook"] == ["host.hook"] * 4
+    assert result.exit_code == 0
+    assert json.loads(result.output)["ok"] is True
+
+
+def test_the_unpinned_path_form_also_starts_a_working_server(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{SCRIPTS}:/usr/bin:/bin")
+    run("link", "cursor")
+    checks = _checks(run("doctor", "--json").output)
+    by_id = {check["id"]: check for check in checks}
+    assert by_id["host.entry"]["message"] == "runs engram-mcp"
+    assert by_id["host.pin"]["status"] == "skip"
+    assert by_id["host.handshake"]["status"] == "pass"
+
+
+def test_doctor_as_a_real_subprocess_reports_json(run: Run, home: Path, workspace: Path) -> None:
+    run("link", "claude")
+    run("link", "codex", "--global")
+    env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    process = subprocess.run(
+        [str(SCRIPTS / "engram"), "doctor", "--json"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    checks = _checks(process.stdout)
+    passed = {_subject(c) for c in checks if c["id"] == "host.handshake" and c["status"] == "pass"}
+    assert passed == {"claude workspace", "codex global"}
+
+
+def test_a_missing_command_fails_with_a_remediation(run: Run, workspace: Path) -> None:
+    entry = {"command": "/nowhere/engram-mcp", "args": [], "env": {PIN_VARIABLE: __version__}}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    result = run("doctor", "--json")
+    assert result.exit_code == 1
+    by_id = {check["id"]: check for check in _checks(result.output)}
+    assert by_id["host.command"]["status"] == "fail"
+    assert by_id["host.command"]["remediation"] == "engram upgrade (or engram link claude --force)"
+    assert by_id["host.handshake"]["status"] == "skip"
+
+
+def test_gemini_trust_true_warns_and_strict_fails(run: Run, workspace: Path) -> None:
+    run("link", "gemini")
+    settings = workspace / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["mcpServers"]["engram"]["trust"] = True
+    settings.write_text(json.dumps(data))
+    result = run("doctor", "--json")
+    trust = [check for check in _checks(result.output) if check["id"] == "host.gemini_trust"]
+    assert [(check["status"], check["severity"]) for check in trust] == [("warn", "warning")]
+    assert result.exit_code == 0
+    assert run("doctor", "--strict").exit_code == 1
+
+
+def test_an_old_pin_warns_to_upgrade(run: Run, workspace: Path) -> None:
+    run("link", "claude")
+    path = workspace / ".mcp.json"
+    path.write_text(path.read_text().replace(f'"{__version__}"', '"0.0.1"'))
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.pin"]["status"] == "warn"
+    expected = f"pinned to 0.0.1, this engram is {__version__}; the command runs {__version__}"
+    assert by_id["host.pin"]["message"] == expected
+
+
+def test_an_unparseable_host_file_fails_and_names_it(run: Run, workspace: Path) -> None:
+    (workspace / ".cursor").mkdir()
+    (workspace / ".cursor" / "mcp.json").write_text('{"mcpServers": ')
+    result = run("doctor")
+    assert result.exit_code == 1
+    assert "FAIL  host.config [cursor (workspace)]" in result.output
+    assert "mcp.json: line 1" in result.output
+
+
+def test_nothing_linked_is_a_warning(run: Run) -> None:
+    result = run("doctor")
+    assert result.output.startswith("WARN  host.linked: engram is not linked in any agent host")
+    assert result.exit_code == 0
+    assert run("doctor", "--strict").exit_code == 1
+
+
+def test_the_expected_tools_are_a_parameter(home: Path, workspace: Path) -> None:
+    argv = [str(SCRIPTS / "engram-mcp")]
+    done = handshake(argv, {}, workspace, frozenset({"engram_status", "engram_nope"}), 20.0)
+    assert not done.ok
+    assert done.message == "tools/list lacks engram_nope"
+    assert done.version == __version__
+
+
+def test_a_server_that_never_answers_fails_within_the_timeout(workspace: Path) -> None:
+    done = handshake(["sleep", "30"], {}, workspace, frozenset(), 0.5)
+    assert not done.ok
+    assert done.message == "no answer within 0.5 s"
+    assert done.latency_ms < 10_000
+
+
+def test_a_command_that_cannot_start_fails(workspace: Path) -> None:
+    done = handshake([str(workspace / "missing")], {}, workspace, frozenset(), 1.0)
+    assert not done.ok
+    assert done.message.startswith("cannot start")
+
+
+def test_checks_are_a_registry_other_modules_extend(home: Path, workspace: Path) -> None:
+    @doctor_check("test.extension")
+    def extension(context: DoctorContext) -> Iterator[CheckResult]:
+        yield CheckResult("store.ok", "warn", "warning", f"checked {context.root.name}")
+
+    env = HostEnv.from_environ(workspace, {"HOME": str(home), "PATH": "/nonexistent"})
+    results = run_checks(DoctorContext(root=workspace, env=env))
+    assert results[-1] == CheckResult("store.ok", "warn", "warning", "checked project")
+    assert exit_status(results, strict=False) == 0
+    assert exit_status(results, strict=True) == 1
+    doctor_check("test.extension")(lambda context: iter(()))
+
+
+def test_a_broken_hook_file_is_reported_not_fatal(run: Run, workspace: Path) -> None:
+    run("link", "claude")
+    (workspace / ".claude" / "settings.json").write_text("{ nope")
+    result = run("doctor")
+    assert result.exit_code == 1
+    assert "FAIL  host.config [claude (workspace)]" in result.output

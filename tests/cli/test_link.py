@@ -1,0 +1,137 @@
+"""`engram link`, `unlink` and `upgrade` through the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engram import __version__
+from engram.cli.main import main
+from engram.hosts.command import PIN_VARIABLE
+from tests.cli.conftest import SCRIPTS, Run
+
+
+def test_link_writes_the_entry_hook_command_and_block_and_says_so(
+    run: Run, workspace: Path
+) -> None:
+    result = run("link", "claude", "--hooks")
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        "wrote .mcp.json: added mcpServers.engram",
+        "wrote .claude/settings.json: SessionStart hook",
+        "wrote .claude/commands/engram.md: /engram command",
+        "wrote CLAUDE.md: engram block",
+    ]
+    assert run("link", "claude", "--hooks").output == "nothing to change\n"
+
+
+def test_dry_run_shows_a_diff_and_writes_nothing(run: Run, workspace: Path) -> None:
+    result = run("link", "cursor", "--dry-run")
+    assert result.exit_code == 0
+    assert "would change .cursor/mcp.json: added mcpServers.engram" in result.output
+    assert '+      "type": "stdio",' in result.output
+    assert list(workspace.iterdir()) == []
+
+
+def test_unlink_takes_back_exactly_what_link_wrote(run: Run, workspace: Path) -> None:
+    (workspace / "AGENTS.md").write_text("# Team notes\n")
+    run("link", "opencode")
+    run("link", "codex", "--hooks")
+    run("unlink", "codex")
+    run("unlink", "opencode")
+    files = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*") if p.is_file())
+    assert files == ["AGENTS.md", "AGENTS.md.engram-backup"]
+    assert (workspace / "AGENTS.md").read_text() == "# Team notes\n"
+
+
+def test_claude_global_prints_the_command_to_run(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{SCRIPTS}:/usr/bin:/bin")
+    result = run("link", "claude", "--global")
+    assert result.output == (
+        "note: run: claude mcp add --scope user engram -- engram-mcp --always-load\n"
+    )
+    assert run("unlink", "claude", "--global").output == (
+        "note: run: claude mcp remove --scope user engram\n"
+    )
+
+
+def test_claude_global_pinned_form_carries_the_version(run: Run) -> None:
+    result = run("link", "claude", "--global")
+    script = SCRIPTS / "engram-mcp"
+    assert result.output == (
+        "note: run: claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {script} --always-load\n"
+    )
+
+
+def test_link_all_links_the_hosts_found_on_this_machine(run: Run, home: Path) -> None:
+    (home / ".codex").mkdir()
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text("{}\n")
+    result = run("link", "all", "--global")
+    assert "~/.codex/config.toml: added mcp_servers.engram" in result.output
+    assert "~/.gemini/settings.json: added mcpServers.engram" in result.output
+    assert not (home / ".codeium").exists()
+
+
+def test_link_list_shows_every_target_scope_and_state(run: Run) -> None:
+    run("link", "gemini")
+    lines = run("link", "list").output.splitlines()
+    assert len(lines) == 14
+    assert lines[6].split()[:4] == ["gemini", "workspace", "linked", ".gemini/settings.json"]
+    assert lines[2].split()[:3] == ["codex", "workspace", "skipped"]
+
+
+def test_upgrade_repins_every_linked_entry(run: Run, home: Path, workspace: Path) -> None:
+    old = {"command": "/gone/engram-mcp", "args": [], "env": {PIN_VARIABLE: "0.0.1"}}
+    (home / ".codeium" / "windsurf").mkdir(parents=True)
+    config = home / ".codeium" / "windsurf" / "mcp_config.json"
+    config.write_text(json.dumps({"mcpServers": {"engram": old, "other": {"command": "x"}}}))
+    result = run("upgrade")
+    assert result.exit_code == 0
+    assert "~/.codeium/windsurf/mcp_config.json: updated mcpServers.engram" in result.output
+    servers = json.loads(config.read_text())["mcpServers"]
+    assert servers["engram"]["command"] == str(SCRIPTS / "engram-mcp")
+    assert servers["engram"]["env"] == {PIN_VARIABLE: __version__}
+    assert servers["other"] == {"command": "x"}
+    assert not (workspace / ".mcp.json").exists()
+
+
+def test_unparseable_file_stops_link_before_any_write_naming_file_and_line(
+    run: Run, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = '{\n  "mcpServers": {\n    "github": {"command": "npx",}\n  }\n}\n'
+    (workspace / ".mcp.json").write_text(broken)
+    with pytest.raises(SystemExit) as done:
+        main(["link", "claude", "--hooks"])
+    assert done.value.code == 1
+    error = capsys.readouterr().err
+    assert error.startswith(
+        f"engram: {workspace / '.mcp.json'}: line 3, column 32: not valid JSON (trailing comma)"
+    )
+    assert (workspace / ".mcp.json").read_text() == broken
+    assert sorted(p.name for p in workspace.iterdir()) == [".mcp.json"]
+
+
+def test_an_unknown_target_is_a_usage_error(run: Run, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["link", "vim"])
+    assert done.value.code == 2
+    assert "unknown target 'vim'" in capsys.readouterr().err
+
+
+def test_link_all_in_a_workspace_skips_what_has_no_workspace_file(run: Run, home: Path) -> None:
+    (home / ".codeium" / "windsurf").mkdir(parents=True)
+    (home / ".cursor").mkdir()
+    result = run("link", "all")
+    assert "wrote .cursor/mcp.json: added mcpServers.engram" in result.output
+    assert "note: Windsurf: workspace MCP registration skipped" in result.output
+
+
+def test_link_all_with_no_host_found_changes_nothing(run: Run, workspace: Path) -> None:
+    result = run("link", "all")
+    assert "no agent host found on this machine" in result.output
+    assert result.output.endswith("nothing to change\n")
+    assert list(workspace.iterdir()) == []

@@ -1,0 +1,90 @@
+"""Atomic writes, backups, and files that cannot be parsed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engram.errors import HostConfigUnparseable
+from engram.hosts.command import HostEnv
+from engram.hosts.files import Change, apply, backup_path, read_text
+from engram.hosts.link import LinkOptions, plan_link
+from engram.hosts.registry import TARGETS
+
+
+def test_a_change_is_written_atomically_with_a_backup_and_the_same_mode(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("{}\n")
+    path.chmod(0o640)
+    apply([Change(path, "{}\n", '{"a": 1}\n', "test")])
+    assert path.read_text() == '{"a": 1}\n'
+    assert backup_path(path).read_text() == "{}\n"
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "settings.json",
+        "settings.json.engram-backup",
+    ]
+
+
+def test_a_symlinked_config_keeps_its_link_and_its_target_changes(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text("{}\n")
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    apply([Change(link, "{}\n", "[]\n", "test")])
+    assert link.is_symlink()
+    assert real.read_text() == "[]\n"
+
+
+def test_a_removed_file_leaves_no_backup(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    path.write_text("{}")
+    apply([Change(path, "{}", None, "test")])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_utf8_files_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(HostConfigUnparseable):
+        read_text(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "relative", "broken"),
+    [
+        ("claude", ".mcp.json", '{\n  "mcpServers": {\n    "x": {,\n  }\n}\n'),
+        ("gemini", ".gemini/settings.json", '{\n  "mcpServers": {\n  /* open\n'),
+        ("cursor", ".cursor/mcp.json", '{"mcpServers": {"x": 1} // comments are not JSON\n}'),
+        ("opencode", "opencode.json", '{\n  "mcp": {\n    "x": [1 2]\n  }\n}\n'),
+    ],
+)
+def test_a_file_that_cannot_be_parsed_is_never_overwritten(
+    env: HostEnv, name: str, relative: str, broken: str
+) -> None:
+    path = env.workspace / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(broken)
+    with pytest.raises(HostConfigUnparseable) as caught:
+        plan_link(TARGETS[name], "workspace", env, LinkOptions(hooks=True))
+    assert caught.value.detail.startswith(f"{path}: line ")
+    assert path.read_text() == broken
+    assert not backup_path(path).exists()
+
+
+def test_a_byte_order_mark_survives(env: HostEnv) -> None:
+    path = env.workspace / ".mcp.json"
+    path.write_text('\ufeff{"mcpServers": {}}\n', encoding="utf-8")
+    apply(plan_link(TARGETS["claude"], "workspace", env, LinkOptions()).changes)
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf{")
+
+
+def test_new_files_get_the_usual_permissions(env: HostEnv) -> None:
+    apply(plan_link(TARGETS["claude"], "workspace", env, LinkOptions()).changes)
+    mode = (env.workspace / ".mcp.json").stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask

@@ -1,0 +1,117 @@
+"""Session hooks: installing engram's hook item, and what `engram hook` prints."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from engram.errors import ProjectError, UsageError
+from engram.hosts.claude import TARGET as CLAUDE
+from engram.hosts.cursor import TARGET as CURSOR
+from engram.hosts.gemini import TARGET as GEMINI
+from engram.hosts.hook_output import HookInput, hook_output, read_hook_input, run_hook
+from engram.hosts.hooks import installed_hooks, is_hook_command, with_hook, without_hook
+
+FILE = Path("hooks.json")
+
+
+def test_hook_commands_are_recognised_by_what_they_run() -> None:
+    assert is_hook_command("engram hook claude")
+    assert is_hook_command("'/opt/my venv/bin/engram' hook cursor")
+    assert is_hook_command("/usr/bin/python3 -m engram hook codex")
+    assert not is_hook_command("engram-mcp")
+    assert not is_hook_command("echo engram hook")
+    assert not is_hook_command("unterminated 'quote")
+
+
+def test_claude_hook_joins_existing_session_start_hooks_and_leaves_them_alone() -> None:
+    text = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}}'
+    spec = CLAUDE.hooks
+    assert spec is not None
+    added = with_hook(spec, text, "engram hook claude", FILE)
+    groups = json.loads(added)["hooks"]["SessionStart"]
+    assert groups[0] == {"hooks": [{"type": "command", "command": "echo hi"}]}
+    assert groups[1] == {
+        "hooks": [{"type": "command", "command": "engram hook claude", "timeout": 30}]
+    }
+    assert with_hook(spec, added, "engram hook claude", FILE) == added
+    repinned = with_hook(spec, added, "/new/engram hook claude", FILE)
+    assert len(installed_hooks(spec, repinned, FILE)) == 1
+    assert without_hook(spec, added, FILE) == text
+
+
+def test_gemini_hooks_are_named_and_time_out_in_milliseconds() -> None:
+    spec = GEMINI.hooks
+    assert spec is not None
+    added = json.loads(with_hook(spec, None, "engram hook gemini", FILE))
+    hook = added["hooks"]["SessionStart"][0]["hooks"][0]
+    assert hook == {
+        "name": "engram",
+        "type": "command",
+        "command": "engram hook gemini",
+        "timeout": 30000,
+    }
+
+
+def test_cursor_hooks_file_gets_a_version_and_disappears_when_only_it_is_left() -> None:
+    spec = CURSOR.hooks
+    assert spec is not None
+    added = with_hook(spec, None, "engram hook cursor", FILE)
+    assert json.loads(added) == {
+        "version": 1,
+        "hooks": {"sessionStart": [{"command": "engram hook cursor", "timeout": 30}]},
+    }
+    assert without_hook(spec, added, FILE) is None
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "gemini"])
+def test_session_start_output_uses_additional_context(host: str) -> None:
+    assert hook_output(host, "rules") == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "rules"}
+    }
+
+
+def test_cursor_output_uses_additional_context_with_an_underscore() -> None:
+    assert hook_output("cursor", "rules") == {"additional_context": "rules"}
+
+
+def test_hosts_without_a_context_hook_are_a_usage_error() -> None:
+    with pytest.raises(UsageError):
+        hook_output("windsurf", "x")
+
+
+def test_hook_input_gives_the_workspace_of_each_host() -> None:
+    assert read_hook_input('{"cwd": "/p", "source": "startup"}') == HookInput(Path("/p"), "startup")
+    assert read_hook_input('{"workspace_roots": ["/w"]}').root == Path("/w")
+    assert read_hook_input("not json") == HookInput()
+    assert read_hook_input("[1]") == HookInput()
+
+
+def test_run_hook_prints_only_the_hosts_json_even_when_loading_prints() -> None:
+    stdout, stderr = io.StringIO(), io.StringIO()
+
+    def load(hook: HookInput) -> str:
+        print("stray output")
+        return f"memory for {hook.root}"
+
+    status = run_hook(
+        "claude", load, stdin=io.StringIO('{"cwd": "/p"}'), stdout=stdout, stderr=stderr
+    )
+    assert status == 0
+    assert json.loads(stdout.getvalue()) == hook_output("claude", "memory for /p")
+    assert stdout.getvalue().count("\n") == 1
+    assert "stray output" in stderr.getvalue()
+
+
+def test_run_hook_answers_with_empty_context_when_loading_fails() -> None:
+    stdout, stderr = io.StringIO(), io.StringIO()
+
+    def load(hook: HookInput) -> str:
+        raise ProjectError("no memory here")
+
+    run_hook("cursor", load, stdin=io.StringIO(""), stdout=stdout, stderr=stderr)
+    assert json.loads(stdout.getvalue()) == {"additional_context": ""}
+    assert "no memory here" in stderr.getvalue()

@@ -1,0 +1,274 @@
+"""Every target, in a temporary home and workspace, against real-world-shaped files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomlkit
+
+from engram.hosts.command import PIN_VARIABLE, HostEnv
+from engram.hosts.files import apply, backup_path
+from engram.hosts.jsonc import parse, to_python
+from engram.hosts.link import LinkOptions, plan_link, plan_unlink
+from engram.hosts.registry import TARGETS
+from engram.hosts.target import Scope
+from tests.hosts.conftest import install_fixture
+
+#: (target, scope, --hooks, {path: fixture}); a path starting with ~/ is in the home.
+CASES: list[tuple[str, Scope, bool, dict[str, str]]] = [
+    (
+        "claude",
+        "workspace",
+        True,
+        {".mcp.json": "claude.mcp.json", ".claude/settings.json": "claude.settings.json"},
+    ),
+    ("claude", "workspace", False, {".mcp.json": "claude.mcp.json"}),
+    ("gemini", "workspace", True, {".gemini/settings.json": "gemini.settings.json"}),
+    ("gemini", "global", False, {"~/.gemini/settings.json": "gemini.settings.json"}),
+    (
+        "cursor",
+        "workspace",
+        True,
+        {
+            ".cursor/mcp.json": "cursor.mcp.json",
+            ".cursor/hooks.json": "cursor.hooks.json",
+            "AGENTS.md": "AGENTS.md",
+        },
+    ),
+    ("cursor", "global", False, {}),
+    ("opencode", "workspace", False, {"opencode.jsonc": "opencode.jsonc"}),
+    ("opencode", "global", False, {"~/.config/opencode/opencode.jsonc": "opencode.jsonc"}),
+    ("codex", "global", False, {"~/.codex/config.toml": "codex.config.toml"}),
+    ("codex", "workspace", True, {"AGENTS.md": "AGENTS.md"}),
+    (
+        "antigravity",
+        "global",
+        False,
+        {"~/.gemini/antigravity/mcp_config.json": "antigravity.mcp_config.json"},
+    ),
+    (
+        "windsurf",
+        "global",
+        False,
+        {"~/.codeium/windsurf/mcp_config.json": "windsurf.mcp_config.json"},
+    ),
+]
+
+
+def _where(relative: str, env: HostEnv) -> Path:
+    if relative.startswith("~/"):
+        return env.home / relative[2:]
+    return env.workspace / relative
+
+
+def _files(env: HostEnv) -> dict[Path, bytes]:
+    found = {}
+    for base in (env.home, env.workspace):
+        for path in base.rglob("*"):
+            if path.is_file() and not path.name.endswith(".engram-backup"):
+                found[path] = path.read_bytes()
+    return found
+
+
+def _read(path: Path) -> Any:
+    text = path.read_text()
+    if path.suffix == ".toml":
+        return tomlkit.parse(text).unwrap()
+    return to_python(text, parse(text, jsonc=True))
+
+
+def _keeps(after: Any, original: Any) -> bool:
+    """Every key and list item of ``original`` is still in ``after`` (lists may grow)."""
+    if isinstance(original, dict):
+        return isinstance(after, dict) and all(
+            key in after and _keeps(after[key], value) for key, value in original.items()
+        )
+    if isinstance(original, list):
+        return isinstance(after, list) and after[: len(original)] == original
+    return bool(after == original)
+
+
+def _link(name: str, scope: Scope, env: HostEnv, hooks: bool, **options: Any) -> list[Any]:
+    plan = plan_link(TARGETS[name], scope, env, LinkOptions(hooks=hooks, **options))
+    return apply(plan.changes)
+
+
+@pytest.mark.parametrize(
+    ("name", "scope", "hooks", "fixtures"), CASES, ids=lambda case: str(case)[:40]
+)
+def test_link_twice_equals_once_and_unlink_restores_every_byte(
+    env: HostEnv, name: str, scope: Scope, hooks: bool, fixtures: dict[str, str]
+) -> None:
+    for relative, fixture in fixtures.items():
+        install_fixture(fixture, _where(relative, env))
+    before = _files(env)
+
+    assert _link(name, scope, env, hooks)
+    linked = _files(env)
+    assert _link(name, scope, env, hooks) == []
+    assert _files(env) == linked
+
+    apply(plan_unlink(TARGETS[name], scope, env).changes)
+    assert _files(env) == before
+
+
+@pytest.mark.parametrize(("name", "scope", "hooks", "fixtures"), CASES, ids=lambda c: str(c)[:40])
+def test_link_keeps_every_other_server_and_key(
+    env: HostEnv, name: str, scope: Scope, hooks: bool, fixtures: dict[str, str]
+) -> None:
+    originals = {}
+    for relative, fixture in fixtures.items():
+        path = _where(relative, env)
+        install_fixture(fixture, path)
+        if not relative.endswith(".md"):
+            originals[path] = _read(path)
+    _link(name, scope, env, hooks)
+    for path, original in originals.items():
+        assert _keeps(_read(path), original), path
+
+
+def test_claude_workspace_entry_is_pinned_and_always_loads_without_a_hook(env: HostEnv) -> None:
+    _link("claude", "workspace", env, hooks=False)
+    entry = json.loads((env.workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    script = str(env.executable.with_name("engram-mcp"))
+    assert entry == {
+        "command": script,
+        "args": ["--always-load"],
+        "env": {PIN_VARIABLE: env.version},
+    }
+
+
+def test_claude_hook_being_installed_keeps_always_load_out(env: HostEnv) -> None:
+    _link("claude", "workspace", env, hooks=True)
+    entry = json.loads((env.workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert entry["args"] == []
+
+
+def test_an_existing_always_load_changes_only_with_force_or_upgrade(env: HostEnv) -> None:
+    _link("claude", "workspace", env, hooks=False)
+    plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions(hooks=True))
+    apply(plan.changes)
+    path = env.workspace / ".mcp.json"
+    assert json.loads(path.read_text())["mcpServers"]["engram"]["args"] == ["--always-load"]
+    assert any("--force replaces it" in note for note in plan.notes)
+
+    apply(plan_link(TARGETS["claude"], "workspace", env, LinkOptions(mode="upgrade")).changes)
+    assert json.loads(path.read_text())["mcpServers"]["engram"]["args"] == []
+
+
+@pytest.mark.parametrize(
+    "name", ["codex", "cursor", "gemini", "windsurf", "opencode", "antigravity"]
+)
+def test_no_other_host_ever_receives_always_load(env: HostEnv, name: str) -> None:
+    for scope in ("workspace", "global"):
+        _link(name, scope, env, hooks=False)
+    written = [path.read_text() for path in _files(env)]
+    assert not any("--always-load" in text for text in written)
+
+
+def test_codex_block_asks_the_human_before_every_commit(env: HostEnv) -> None:
+    _link("codex", "global", env, hooks=False)
+    config = tomlkit.parse((env.home / ".codex" / "config.toml").read_text()).unwrap()
+    entry = config["mcp_servers"]["engram"]
+    assert entry["tools"] == {"engram_commit": {"approval_mode": "approve"}}
+    assert entry["command"] == str(env.executable.with_name("engram-mcp"))
+
+
+def test_opencode_entry_has_the_required_shape(home: Path, workspace: Path) -> None:
+    bin_dir = home / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "engram-mcp").write_text("#!/bin/sh\n")
+    (bin_dir / "engram-mcp").chmod(0o755)
+    env = HostEnv.from_environ(workspace, {"HOME": str(home), "PATH": str(bin_dir)})
+    _link("opencode", "workspace", env, hooks=False)
+    config = json.loads((workspace / "opencode.json").read_text())
+    assert config == {
+        "mcp": {"engram": {"type": "local", "command": ["engram-mcp"], "args": [], "enabled": True}}
+    }
+
+
+def test_windsurf_and_antigravity_workspace_links_are_skipped_with_a_reason(env: HostEnv) -> None:
+    for name in ("windsurf", "antigravity", "codex"):
+        plan = plan_link(TARGETS[name], "workspace", env, LinkOptions())
+        assert any("skipped" in note for note in plan.notes)
+        assert all(".mcp" not in str(change.path) for change in plan.changes)
+
+
+def test_link_repins_an_entry_written_by_another_installation(env: HostEnv) -> None:
+    path = env.workspace / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    old = {"type": "stdio", "command": "/old/venv/bin/engram-mcp", "args": ["--no-elicitation"]}
+    path.write_text(json.dumps({"mcpServers": {"engram": {**old, "env": {PIN_VARIABLE: "0.0.9"}}}}))
+    _link("cursor", "workspace", env, hooks=False)
+    entry = json.loads(path.read_text())["mcpServers"]["engram"]
+    assert entry == {
+        "type": "stdio",
+        "command": str(env.executable.with_name("engram-mcp")),
+        "args": ["--no-elicitation"],
+        "env": {PIN_VARIABLE: env.version},
+    }
+    assert backup_path(path).exists()
+
+
+def test_force_replaces_an_existing_entry_with_engrams(env: HostEnv) -> None:
+    path = env.workspace / ".mcp.json"
+    path.write_text(
+        '{"mcpServers": {"engram": {"command": "mine", "args": ["--x"], "cwd": "/"}}}\n'
+    )
+    _link("claude", "workspace", env, hooks=False, force=True)
+    entry = json.loads(path.read_text())["mcpServers"]["engram"]
+    assert entry["args"] == ["--always-load"]
+    assert "cwd" not in entry
+
+
+def test_a_hand_written_slash_command_is_left_alone_unless_forced(env: HostEnv) -> None:
+    path = env.workspace / ".claude" / "commands" / "engram.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("my own command\n")
+    plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions())
+    apply(plan.changes)
+    assert path.read_text() == "my own command\n"
+    assert any("not written by engram" in note for note in plan.notes)
+    apply(plan_unlink(TARGETS["claude"], "workspace", env).changes)
+    assert path.read_text() == "my own command\n"
+    _link("claude", "workspace", env, hooks=False, force=True)
+    assert "engram:generated" in path.read_text()
+
+
+def test_opencode_workspace_prefers_the_file_that_exists(env: HostEnv) -> None:
+    config = env.workspace / "opencode.jsonc"
+    config.write_text("{}\n")
+    _link("opencode", "workspace", env, hooks=False)
+    assert not (env.workspace / "opencode.json").exists()
+    assert "engram" in config.read_text()
+
+
+def test_antigravity_uses_the_newer_file_when_only_it_exists(env: HostEnv) -> None:
+    newer = env.home / ".gemini" / "config" / "mcp_config.json"
+    newer.parent.mkdir(parents=True)
+    newer.write_text("{}\n")
+    _link("antigravity", "global", env, hooks=False)
+    assert "engram" in newer.read_text()
+    assert not (env.home / ".gemini" / "antigravity").exists()
+
+
+def test_cursor_global_link_builds_the_local_plugin(env: HostEnv) -> None:
+    _link("cursor", "global", env, hooks=False)
+    folder = env.home / ".cursor" / "plugins" / "local" / "engram"
+    manifest = json.loads((folder / ".cursor-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "engram"
+    assert "engram" in json.loads((folder / "mcp.json").read_text())["mcpServers"]
+    apply(plan_unlink(TARGETS["cursor"], "global", env).changes)
+    assert not [path for path in folder.rglob("*") if path.is_file()]
+
+
+def test_unlinking_one_host_keeps_the_agents_md_block_another_still_uses(env: HostEnv) -> None:
+    _link("cursor", "workspace", env, hooks=False)
+    _link("opencode", "workspace", env, hooks=False)
+    apply(plan_unlink(TARGETS["cursor"], "workspace", env).changes)
+    assert "<!-- engram:start -->" in (env.workspace / "AGENTS.md").read_text()
+    apply(plan_unlink(TARGETS["opencode"], "workspace", env).changes)
+    assert not (env.workspace / "AGENTS.md").exists()
