@@ -21,8 +21,9 @@ scalars = (
 )
 values = st.recursive(
     scalars,
-    lambda children: st.lists(children, max_size=5)
-    | st.dictionaries(st.text(), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(), children, max_size=5)
+    ),
     max_leaves=30,
 )
 
@@ -42,7 +43,11 @@ def test_canonical_bytes_equal_rfc8785_for_any_json_value(value: Any) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [{"\U0001f600": 1, "\ufb01": 2, "a": 3}, {"b": [1e21, 1e-7, 0.1, -0.0, 5.0]}, "\x00\x1f\x7f\u2028"],
+    [
+        {"\U0001f600": 1, "\ufb01": 2, "a": 3},
+        {"b": [1e21, 1e-7, 0.1, -0.0, 5.0]},
+        "\x00\x1f\x7f\u2028",
+    ],
 )
 def test_the_tricky_corners_match(value: Any) -> None:
     assert canonical_bytes(value) == rfc8785.dumps(value)

@@ -38,6 +38,8 @@ def system_clock() -> int:
 
 
 def _purpose_of(tool: str, arguments: Mapping[str, Any]) -> object:
+    if not isinstance(arguments, Mapping):
+        return None
     holder = arguments.get("payload") if tool == "capture" else arguments
     return holder.get("purpose_ref") if isinstance(holder, dict) else None
 
@@ -180,5 +182,5 @@ def _safe_digest(kind: str, value: Any) -> str:
     # surrogates); the audit entry then records that, never the value.
     try:
         return digest(kind, value)
-    except (TypeError, ValueError, OverflowError, UnicodeError):
+    except (TypeError, ValueError, OverflowError, UnicodeError, RecursionError):
         return "unencodable"

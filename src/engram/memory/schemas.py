@@ -7,7 +7,9 @@ keywords of our own carry those rules (unknown keywords are ignored by other
 validators, so the schema stays valid for every client):
 
 - ``x-engram-utf8Bytes: {"min": m, "max": n}``: the string's UTF-8 length;
-- ``x-engram-nfc: true``: the string is in Unicode Normalization Form C;
+- ``x-engram-nfc: true``: the string is in Unicode Normalization Form C (opaque
+  references and idempotency keys, which are compared byte for byte; free text,
+  queries and attestations are taken as written);
 - ``x-engram-instant: true``: ``YYYY-MM-DDTHH:mm:ss.sssZ`` naming a real instant.
 
 ``maxLength`` mirrors the byte maximum (a string never has more characters than
@@ -40,14 +42,16 @@ INSTANT_PATTERN: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2
 _DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 
 
-def _text(low: int, high: int) -> dict[str, Any]:
-    return {
+def _text(low: int, high: int, *, nfc: bool = True) -> dict[str, Any]:
+    schema: dict[str, Any] = {
         "type": "string",
         "minLength": min(low, 1),
         "maxLength": high,
         "x-engram-utf8Bytes": {"min": low, "max": high},
-        "x-engram-nfc": True,
     }
+    if nfc:
+        schema["x-engram-nfc"] = True
+    return schema
 
 
 OPAQUE: Final = _text(1, 512)
@@ -84,7 +88,7 @@ COMPONENT: Final = _closed(
     {
         "component_id": OPAQUE,
         "kind": {"enum": ["context", "decision", "evidence"]},
-        "text": _text(1, 65_536),
+        "text": _text(1, 65_536, nfc=False),
         "citation_ids": _ids(1, 256),
     },
 )
@@ -111,7 +115,7 @@ PAYLOAD: Final = _closed(
         "citations",
     ],
     {
-        "schema_version": {"const": 2},
+        "schema_version": {"type": "integer", "const": 2},
         "purpose_ref": OPAQUE,
         "valid_time": _closed(["t"], {"t": SAFE_INT, "t_end": SAFE_INT}),
         "components": {"type": "array", "minItems": 1, "maxItems": 64, "items": COMPONENT},
@@ -148,7 +152,7 @@ EVIDENCE: Final = _closed(
         "evidence_ref": OPAQUE,
         "evidence_digest": DIGEST,
         "citation_ids": _ids(1, 256),
-        "attestation": _text(0, 4096),
+        "attestation": _text(0, 4096, nfc=False),
     },
 )
 
@@ -164,7 +168,7 @@ INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
     "search": _closed(
         ["query", "purpose_ref"],
         {
-            "query": _text(1, 8192),
+            "query": _text(1, 8192, nfc=False),
             "purpose_ref": OPAQUE,
             "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
             "max_packet_bytes": {**MAX_PACKET_BYTES, "default": 65_536},

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import unicodedata
 from collections.abc import Iterator, Mapping
 from functools import cache
@@ -30,20 +31,29 @@ __all__ = ["validate_arguments"]
 
 def validate_arguments(tool: str, arguments: Mapping[str, Any]) -> None:
     """Raise ``InvalidSchema`` / ``InvalidDigest`` unless ``arguments`` are valid."""
-    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
+    if not isinstance(arguments, Mapping):
+        raise InvalidSchema("arguments are not an object")
+    try:
+        size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
+    except (UnicodeError, ValueError, RecursionError) as exc:
+        # Lone surrogates, integers beyond Python's digit limit, absurd nesting.
+        raise InvalidSchema("arguments are not encodable JSON text") from exc
     if size > ARGUMENT_CEILING_BYTES:
         raise InvalidSchema("arguments exceed 1,048,576 bytes")
     errors = list(_validator(tool).iter_errors(arguments))
-    if errors:
-        if all(
-            error.validator == "pattern" and error.schema.get("pattern") == DIGEST_PATTERN
-            for error in errors
-        ):
-            raise InvalidDigest(f"malformed digest at {_where(errors[0])}")
+    digest_only = all(
+        error.validator == "pattern" and error.schema.get("pattern") == DIGEST_PATTERN
+        for error in errors
+    )
+    if errors and not digest_only:
         raise InvalidSchema(f"{errors[0].validator} at {_where(errors[0])}")
+    # Digest errors leave the structure intact, so cross-references can still be
+    # checked; a call is INVALID_DIGEST only when a digest is its one problem.
     problem = _cross_reference_problem(tool, arguments)
     if problem:
         raise InvalidSchema(problem)
+    if errors:
+        raise InvalidDigest(f"malformed digest at {_where(errors[0])}")
 
 
 def _where(error: Any) -> str:
@@ -87,15 +97,33 @@ def _validator(tool: str) -> Any:
         if wanted and isinstance(instance, str) and parse_instant(instance) is None:
             yield _error("x-engram-instant")
 
+    def pattern(validator: Any, regex: str, instance: Any, schema: Any) -> Iterator[Any]:
+        # ECMA-262 semantics: "$" ends the input; Python's "$" also matches before a
+        # final newline, which would let "mem_abc\n" through.
+        if isinstance(instance, str) and not _ecma(regex).search(instance):
+            yield _error("pattern")
+
     strict_types = Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
     )
     cls = validators.extend(
         Draft202012Validator,
-        {"x-engram-utf8Bytes": utf8_bytes, "x-engram-nfc": nfc, "x-engram-instant": instant},
+        {
+            "x-engram-utf8Bytes": utf8_bytes,
+            "x-engram-nfc": nfc,
+            "x-engram-instant": instant,
+            "pattern": pattern,
+        },
         type_checker=strict_types,
     )
     return cls(input_schema(tool))
+
+
+@cache
+def _ecma(regex: str) -> re.Pattern[str]:
+    if regex.endswith("$") and not regex.endswith("\\$"):
+        regex = regex[:-1] + r"\Z"
+    return re.compile(regex)
 
 
 def _error(keyword: str) -> Any:
@@ -109,6 +137,11 @@ def _is_nfc(text: str) -> bool:
         return unicodedata.is_normalized("NFC", text)
     except UnicodeError:
         return False
+
+
+def _utf16(text: str) -> bytes:
+    # "Sorted" as JavaScript and RFC 8785 sort strings: by UTF-16 code units.
+    return text.encode("utf-16-be", "surrogatepass")
 
 
 def parse_instant(text: str) -> int | None:
@@ -157,6 +190,6 @@ def _cross_reference_problem(tool: str, arguments: Mapping[str, Any]) -> str | N
         (event_citation in known, "primary_event.citation_id does not resolve"),
         (set(evidence["citation_ids"]) <= known, "evidence cites an unknown citation"),
         (valid_time.get("t_end", valid_time["t"]) >= valid_time["t"], "t_end is before t"),
-        (families == sorted(families), "reconciliation.family_refs is not sorted"),
+        (families == sorted(families, key=_utf16), "reconciliation.family_refs is not sorted"),
     ]
     return next((reason for holds, reason in checks if not holds), None)
