@@ -374,6 +374,10 @@ class JournalCorrupt(ContractError):
     code = "JOURNAL_CORRUPT"
     message = "The journal failed verification."
 
+    def __init__(self, detail: str | None = None, cursor: int | None = None) -> None:
+        super().__init__(detail)
+        self.cursor = cursor
+
 
 class BlobMissing(ContractError):
     code = "BLOB_MISSING"

@@ -6,7 +6,9 @@ operations is reachable through MCP.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -79,3 +81,146 @@ def init(
         session=session,
     )
     click.echo(str(profile))
+
+
+def _memory(profile: Path) -> Any:
+    from engram.host.runtime import open_memory
+
+    return open_memory(profile)
+
+
+def _maintenance(profile: Path) -> Any:
+    from engram.memory.maintenance import Maintenance
+
+    memory = _memory(profile)
+    return Maintenance(memory.engine, memory.binding.scope)
+
+
+@host.command("pending")
+@PROFILE_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def pending(profile: Path, as_json: bool) -> None:
+    """List open confirmation requests and candidates awaiting adjudication."""
+    items = _maintenance(profile).pending()
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "confirmations": [
+                        {
+                            "request_id": row.request_id,
+                            "tool": row.tool,
+                            "target": row.target,
+                            "created_ms": row.created_ms,
+                            **row.display,
+                        }
+                        for row in items.confirmations
+                    ],
+                    "adjudications": items.adjudications,
+                },
+                indent=2,
+            )
+        )
+        return
+    if not items.confirmations and not items.adjudications:
+        click.echo("nothing is waiting")
+    for row in items.confirmations:
+        reason = f" (reason: {row.display['reason']})" if "reason" in row.display else ""
+        click.echo(f"confirm  {row.request_id}  {row.tool} {row.target}{reason}")
+    for candidate in items.adjudications:
+        click.echo(f"adjudicate  {candidate}")
+
+
+@host.command("confirm")
+@click.argument("request_id")
+@PROFILE_OPTION
+def confirm(request_id: str, profile: Path) -> None:
+    """Approve one confirmation request (valid for 300 s; the agent then retries)."""
+    row = _maintenance(profile).confirm(request_id)
+    click.echo(f"approved {row.tool} of {row.target} for 300 s")
+
+
+@host.command("adjudicate")
+@click.argument("candidate_id")
+@click.option("--accept/--reject", required=True, help="Admit the candidate, or reject it.")
+@PROFILE_OPTION
+def adjudicate(candidate_id: str, accept: bool, profile: Path) -> None:
+    """Decide a candidate held as pending_adjudication."""
+    record_id = _maintenance(profile).adjudicate(candidate_id, accept)
+    click.echo(f"accepted as {record_id}" if accept else "rejected")
+
+
+@host.command("transition")
+@click.argument("record_id")
+@click.argument(
+    "operation",
+    type=click.Choice(["dispute", "undispute", "supersede", "expire", "invalidate_trust"]),
+)
+@PROFILE_OPTION
+def transition(record_id: str, operation: str, profile: Path) -> None:
+    """Move a record to another lifecycle state (only accepted_current is disclosed)."""
+    click.echo(_maintenance(profile).transition(record_id, operation))
+
+
+@host.command("sweep")
+@PROFILE_OPTION
+def sweep(profile: Path) -> None:
+    """Expire records past their expiry instant and finish pending cleanups."""
+    result = _maintenance(profile).sweep()
+    click.echo(
+        f"expired {result['expired']}, purged {result['purged']},"
+        f" still pending {result['purges_pending']}"
+    )
+
+
+@host.command("revoke")
+@PROFILE_OPTION
+@click.option("--principal", help="Default: the profile's principal. '*' for all.")
+def revoke(profile: Path, principal: str | None) -> None:
+    """Revoke a binding: its later calls get AUTHORIZATION_REVOKED."""
+    memory = _memory(profile)
+    from engram.memory.maintenance import Maintenance
+
+    target = principal or memory.binding.principal
+    Maintenance(memory.engine, memory.binding.scope).revoke(target)
+    click.echo(f"revoked {target}")
+
+
+@host.command("verify")
+@PROFILE_OPTION
+def verify(profile: Path) -> None:
+    """Walk the hash-chained journal; JOURNAL_CORRUPT names the first bad cursor."""
+    count = _maintenance(profile).verify()
+    click.echo(f"journal ok: {count} events")
+
+
+@host.command("backup")
+@click.argument("destination", type=click.Path(path_type=Path, dir_okay=False))
+@PROFILE_OPTION
+def backup_command(destination: Path, profile: Path) -> None:
+    """Write an encrypted, verified backup (no pending, rejected or withdrawn items)."""
+    from engram.memory.backup import backup
+
+    header = backup(_memory(profile).engine, destination)
+    click.echo(f"backup of {header['records']} records verified: {destination}")
+
+
+@host.command("restore")
+@click.argument("source", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@PROFILE_OPTION
+def restore_command(source: Path, profile: Path) -> None:
+    """Restore a backup of this store into its empty store file."""
+    from engram.memory.backup import restore
+
+    click.echo(f"restored {restore(_memory(profile).engine, source)} records")
+
+
+@host.command("rotate-keys")
+@PROFILE_OPTION
+def rotate_keys_command(profile: Path) -> None:
+    """Re-wrap every data key under a new key-encryption key, without downtime."""
+    from engram.memory.rotation import rotate_keys
+
+    result = rotate_keys(_memory(profile).engine)
+    retired = ", ".join(result["retired"]) or "none"
+    click.echo(f"now {result['kek']}: re-wrapped {result['rewrapped']} keys; retired {retired}")

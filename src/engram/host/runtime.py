@@ -20,6 +20,7 @@ from engram.host.profile import HostProfile, load_profile
 from engram.memory.admission import AdmissionPolicy
 from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
+from engram.memory.gate import Confirmer
 from engram.memory.settings import HostPolicy
 
 __all__ = ["HostMemory", "new_session_id", "open_engine", "open_memory"]
@@ -55,9 +56,11 @@ class HostMemory:
     binding: Binding
     profile: HostProfile
 
-    def call(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def call(
+        self, tool: str, arguments: Mapping[str, Any], confirm: Confirmer | None = None
+    ) -> dict[str, Any]:
         """Run one tool (short name, e.g. ``"capture"``) under the profile's binding."""
-        return self.engine.call(tool, arguments, self.binding)
+        return self.engine.call(tool, arguments, self.binding, confirm)
 
 
 def binding_of(profile: HostProfile, session: str | None = None) -> Binding:
@@ -74,6 +77,11 @@ def binding_of(profile: HostProfile, session: str | None = None) -> Binding:
 
 def open_memory(profile: Path | HostProfile) -> HostMemory:
     """Open governed memory as a profile describes it."""
+    from engram.memory.maintenance import Maintenance
+
     loaded = profile if isinstance(profile, HostProfile) else load_profile(profile)
     engine = open_engine(loaded.store, loaded.keys, loaded.policy, durability=loaded.durability)
-    return HostMemory(engine, binding_of(loaded), loaded)
+    memory = HostMemory(engine, binding_of(loaded), loaded)
+    # Expired records are swept to "expired" when memory is opened, and by the host.
+    Maintenance(engine, memory.binding.scope).sweep()
+    return memory

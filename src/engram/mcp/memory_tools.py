@@ -20,6 +20,7 @@ from engram.errors import TrustedContextUnavailable
 from engram.host.profile import HostProfile, load_profile
 from engram.mcp.tools import CallContext, Tool, ToolResult
 from engram.memory.binding import MEMORY_TOOLS, tool_name
+from engram.memory.gate import Confirmer, Operation
 from engram.memory.schemas import OUTPUT_SCHEMAS, input_schema
 
 __all__ = ["MemoryTools", "memory_tools"]
@@ -66,10 +67,40 @@ class MemoryTools:
 
     def handler(self, short: str) -> Callable[[Mapping[str, Any], CallContext], ToolResult]:
         def handle(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:
-            envelope = self.memory().call(short, arguments)
+            confirm = _dialog(context) if context.elicitation.available else None
+            envelope = self.memory().call(short, arguments, confirm)
             return ToolResult(envelope, is_error=not envelope["ok"])
 
         return handle
+
+
+CONFIRM_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {
+            "type": "boolean",
+            "title": "Approve this operation",
+            "description": "Only you can approve it; the agent cannot.",
+        }
+    },
+    "required": ["approve"],
+}
+
+
+def _dialog(context: CallContext) -> Confirmer:
+    """Ask the human through the client's form: operation, target and reason only."""
+
+    def confirm(operation: Operation) -> bool:
+        shown = operation.display()
+        message = f"An agent asks to {shown['operation']} {shown['target']}"
+        if "reason" in shown:
+            message += f" (reason: {shown['reason']})"
+        answer = context.elicitation.ask(
+            "confirm", message + ".", CONFIRM_FORM, shown=operation.operation_digest
+        )
+        return answer.action == "accept" and answer.content.get("approve") is True
+
+    return confirm
 
 
 def _untrusted(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:

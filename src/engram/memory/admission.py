@@ -20,6 +20,7 @@ from engram.canonical import canonical_bytes, digest
 from engram.errors import DigestConflict, NotFound, PolicyStale
 from engram.memory.binding import Binding
 from engram.memory.capture import intent_digest
+from engram.memory.gate import Gate, Operation
 from engram.memory.lifecycle import check_candidate
 from engram.memory.ports import IdempotencyRow, MemoryTransaction, RecordRow
 from engram.memory.records import index_text, record_identity
@@ -31,6 +32,7 @@ __all__ = [
     "AdmissionPolicy",
     "Decision",
     "DefaultAdmissionPolicy",
+    "admit_record",
     "request_admission",
 ]
 
@@ -95,8 +97,9 @@ def request_admission(
     binding: Binding,
     arguments: dict[str, Any],
     now_ms: int,
+    gate: Gate | None = None,
 ) -> dict[str, Any]:
-    """Decide inside ``tx``; returns the output value."""
+    """Decide inside ``tx``; returns the output value. ``gate`` when the host gates it."""
     scope_id, key = binding.scope.scope_id, arguments["idempotency_key"]
     intent = intent_digest("request_admission", arguments)
     prior = tx.idempotency(scope_id, binding.principal, key)
@@ -108,6 +111,8 @@ def request_admission(
     if candidate is None or candidate.principal != binding.principal:
         raise NotFound()
     check_candidate(candidate.state, {"pending"})
+    if gate is not None:
+        gate(Operation("request_admission", candidate.candidate_id, None, intent))
     body = json.loads(vault.open(tx, candidate.candidate_id, scope_id, candidate.sealed))
     decision = policy.decide(body, now_ms)
     if not 0 <= now_ms - decision.decided_ms <= DECISION_MAX_AGE_MS:
@@ -125,7 +130,7 @@ def request_admission(
         },
     )
     if status == "accepted":
-        record_id = _admit(tx, vault, body, candidate.candidate_id, scope_id, now_ms)
+        record_id = admit_record(tx, vault, body, candidate.candidate_id, scope_id, now_ms)
     event = tx.append_event(
         scope_id,
         {
@@ -179,7 +184,7 @@ def _status(
     return "accepted", None
 
 
-def _admit(
+def admit_record(
     tx: MemoryTransaction,
     vault: Vault,
     body: dict[str, Any],

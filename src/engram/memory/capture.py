@@ -15,6 +15,7 @@ from typing import Any
 from engram.canonical import canonical_bytes, digest
 from engram.errors import DigestConflict, InvalidSchema, Unauthorized
 from engram.memory.binding import Binding
+from engram.memory.gate import Gate, Operation
 from engram.memory.ports import CandidateRow, IdempotencyRow, MemoryTransaction
 from engram.memory.records import payload_digest, record_body, record_identity
 from engram.memory.settings import HostPolicy
@@ -64,8 +65,9 @@ def capture(
     binding: Binding,
     arguments: dict[str, Any],
     now_ms: int,
+    gate: Gate | None = None,
 ) -> dict[str, Any]:
-    """Capture inside ``tx``; returns the output value."""
+    """Capture inside ``tx``; returns the output value. ``gate`` when the host gates it."""
     scope_id, key = binding.scope.scope_id, arguments["idempotency_key"]
     intent = intent_digest("capture", arguments)
     prior = tx.idempotency(scope_id, binding.principal, key)
@@ -76,6 +78,8 @@ def capture(
     payload = arguments["payload"]
     retention = resolve_retention(payload, policy, now_ms)
     _check_families(payload, policy)
+    if gate is not None:
+        gate(Operation("capture", key, None, intent))
     candidate_id = new_candidate_id()
     body = record_body(candidate_id, binding, now_ms, arguments, retention)
     record_digest, _ = record_identity(body)

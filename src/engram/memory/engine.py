@@ -2,26 +2,46 @@
 
 ``call`` applies the contract's outer rules in order: the tool must be granted (else
 -32602 Unknown tool), ``purpose_ref`` must equal the bound purpose (else -32603
-Trusted invocation context unavailable), the arguments must match the closed schema;
-then the operation runs inside one store transaction together with its audit entry.
-A contract refusal is an envelope with ``ok: false``; its audit entry is written in a
-transaction of its own. The engine is what a host embeds (see ``docs/embedding.md``);
-the MCP adapter is a thin layer over it.
+Trusted invocation context unavailable), the arguments must match the closed schema,
+the binding must not be revoked; then the operation runs inside one store transaction
+together with its audit entry. A contract refusal is an envelope with ``ok: false``;
+its audit entry is written in a transaction of its own. Gated mutations pass
+:mod:`engram.memory.gate`. Host-only operations live in
+:mod:`engram.memory.maintenance`, never here. The engine is what a host embeds (see
+``docs/embedding.md``); the MCP adapter is a thin layer over it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from engram.canonical import digest
 from engram.crypto.keyfiles import KeyRing
-from engram.errors import ContractError, TrustedContextUnavailable, UnknownTool
-from engram.memory import admission, capture, recall
+from engram.errors import (
+    AuthorizationRevoked,
+    ContractError,
+    ElicitationFailed,
+    GateFailed,
+    TrustedContextUnavailable,
+    UnknownTool,
+)
+from engram.memory import admission, capture, recall, withdrawal
 from engram.memory.binding import MEMORY_TOOLS, Binding
 from engram.memory.envelope import failure, new_audit_id, success
-from engram.memory.ports import AuditEntry, MemoryStore
+from engram.memory.gate import (
+    EXECUTION_WINDOW_MS,
+    Approval,
+    Confirmer,
+    Gate,
+    NeedsApproval,
+    Operation,
+    PendingConfirmation,
+    consume_host_approval,
+)
+from engram.memory.ports import AuditEntry, MemoryStore, MemoryTransaction
+from engram.memory.purge import coverage_receipt
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, validate_arguments
 from engram.memory.vault import Vault
@@ -29,8 +49,9 @@ from engram.memory.vault import Vault
 __all__ = ["Clock", "MemoryEngine"]
 
 Clock = Callable[[], int]
-_PURPOSE_TOOLS = frozenset({"search", "get", "capture"})
-_READS = frozenset({"search", "get"})
+_PURPOSE_TOOLS: Final = frozenset({"search", "get", "capture"})
+_READS: Final = frozenset({"search", "get"})
+_ALWAYS_GATED: Final = frozenset({"withdraw", "forget"})
 
 
 def system_clock() -> int:
@@ -62,63 +83,184 @@ class MemoryEngine:
         self.admission_policy = admission_policy or admission.DefaultAdmissionPolicy()
         self.clock = clock
 
-    def call(self, tool: str, arguments: Mapping[str, Any], binding: Binding) -> dict[str, Any]:
-        """Run one tool (short name, e.g. ``"search"``) for ``binding``; the envelope."""
+    def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        binding: Binding,
+        confirm: Confirmer | None = None,
+    ) -> dict[str, Any]:
+        """Run one tool (short name, e.g. ``"search"``) for ``binding``; the envelope.
+
+        ``confirm`` asks the human in a dialog for gated operations; without it the
+        gate uses host confirmations (``engram host confirm``).
+        """
         if tool not in MEMORY_TOOLS or tool not in binding.grants:
             raise UnknownTool()
         purpose = _purpose_of(tool, arguments)
         if tool in _PURPOSE_TOOLS and isinstance(purpose, str) and purpose != binding.purpose_ref:
-            self._audit_refusal(tool, binding, arguments, "PURPOSE_MISMATCH")
+            self._audit(tool, binding, arguments, "PURPOSE_MISMATCH", new_audit_id(), None)
             raise TrustedContextUnavailable("purpose_ref does not match the bound purpose")
         audit_id = new_audit_id()
-        now = self.clock()
         try:
             validate_arguments(tool, arguments)
-            value = self._run(tool, dict(arguments), binding, now, audit_id)
+            value = self._run(tool, dict(arguments), binding, audit_id, confirm)
+        except PendingConfirmation as pending:
+            self._leave_request(tool, binding, arguments, audit_id, pending)
+            return failure(pending, audit_id)
         except ContractError as error:
-            self._audit(tool, binding, arguments, error.code, audit_id, now, None)
+            self._audit(tool, binding, arguments, error.code, audit_id, None)
             return failure(error, audit_id)
         return success(value, audit_id)
 
     # --- operations ----------------------------------------------------------------
 
     def _run(
-        self, tool: str, arguments: dict[str, Any], binding: Binding, now: int, audit_id: str
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        binding: Binding,
+        audit_id: str,
+        confirm: Confirmer | None,
     ) -> dict[str, Any]:
+        now = self.clock()
+        with self.store.read() as reader:
+            if reader.is_revoked(binding.scope.scope_id, binding.principal):
+                raise AuthorizationRevoked()
+            if tool in _READS:
+                value = self._read(tool, reader, binding, arguments, now)
         if tool in _READS:
-            with self.store.read() as reader:
-                if tool == "search":
-                    value = recall.search(
-                        reader,
-                        self.vault,
-                        self.cursors,
-                        binding,
-                        arguments,
-                        now,
-                        self.policy.semantic_channel,
-                    )
-                else:
-                    value = recall.get(
-                        reader,
-                        self.vault,
-                        binding,
-                        arguments,
-                        now,
-                        self._authorization(tool, binding, now),
-                    )
-            self._audit(tool, binding, arguments, "ok", audit_id, now, value)
+            self._audit(tool, binding, arguments, "ok", audit_id, value)
             return value
+        gated = tool in _ALWAYS_GATED or tool in self.policy.confirm_tools
+        approval = self._ask(tool, arguments, binding, confirm) if gated else None
         with self.store.write() as tx:
-            if tool == "capture":
-                value = capture.capture(tx, self.vault, self.policy, binding, arguments, now)
-            elif tool == "request_admission":
-                value = admission.request_admission(
-                    tx, self.vault, self.admission_policy, binding, arguments, now
-                )
-            else:
-                raise UnknownTool()
-            tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, now, value))
-        return value
+            gate = self._gate(tx, binding, approval) if gated else None
+            value = self._mutate(tool, tx, binding, arguments, gate)
+            if approval is not None and self.clock() - approval.gate_ms > EXECUTION_WINDOW_MS:
+                raise GateFailed("execution window passed")
+            tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value))
+        return self._with_purge_status(tool, binding, arguments, value)
+
+    def _read(
+        self,
+        tool: str,
+        reader: Any,
+        binding: Binding,
+        arguments: dict[str, Any],
+        now: int,
+    ) -> dict[str, Any]:
+        if tool == "search":
+            return recall.search(
+                reader,
+                self.vault,
+                self.cursors,
+                binding,
+                arguments,
+                now,
+                self.policy.semantic_channel,
+            )
+        return recall.get(
+            reader, self.vault, binding, arguments, now, self._authorization(tool, binding, now)
+        )
+
+    def _mutate(
+        self,
+        tool: str,
+        tx: MemoryTransaction,
+        binding: Binding,
+        arguments: dict[str, Any],
+        gate: Gate | None,
+    ) -> dict[str, Any]:
+        now = self.clock()
+        if tool == "capture":
+            return capture.capture(tx, self.vault, self.policy, binding, arguments, now, gate)
+        if tool == "request_admission":
+            return admission.request_admission(
+                tx, self.vault, self.admission_policy, binding, arguments, now, gate
+            )
+        if gate is None:
+            raise GateFailed("withdraw and forget are always gated")
+        if tool == "withdraw":
+            return withdrawal.withdraw(tx, self.vault, binding, arguments, now, gate)
+        return withdrawal.forget(tx, self.vault, binding, arguments, now, gate)
+
+    # --- the confirmation gate -----------------------------------------------------
+
+    def _gate(self, tx: MemoryTransaction, binding: Binding, approval: Approval | None) -> Gate:
+        def gate(operation: Operation) -> Approval:
+            if approval is not None:
+                return approval
+            return consume_host_approval(tx, binding, operation, self.clock())
+
+        return gate
+
+    def _ask(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        binding: Binding,
+        confirm: Confirmer | None,
+    ) -> Approval | None:
+        """Ask the dialog when there is one and the call reaches the gate.
+
+        A dry run in a rolled-back transaction finds out whether the call is a replay
+        or a refusal (no human is asked for those) and what exactly it would do; the
+        dialog then runs outside any transaction, so no lock is held while a human
+        reads.
+        """
+        if confirm is None:
+            return None
+
+        def probe(operation: Operation) -> Approval:
+            raise NeedsApproval(operation)
+
+        try:
+            with self.store.write() as tx:
+                self._mutate(tool, tx, binding, arguments, probe)
+            return None  # a replay: it answers without the gate
+        except NeedsApproval as needed:
+            operation = needed.operation
+        try:
+            approved = confirm(operation)
+        except ElicitationFailed:
+            return None  # no dialog after all: the host confirmation path
+        if not approved:
+            raise GateFailed("declined in the dialog")
+        return Approval("dialog", self.clock())
+
+    def _leave_request(
+        self,
+        tool: str,
+        binding: Binding,
+        arguments: Mapping[str, Any],
+        audit_id: str,
+        pending: PendingConfirmation,
+    ) -> None:
+        entry = self._entry(tool, binding, arguments, pending.code, audit_id, None)
+        with self.store.write() as tx:
+            if pending.row is not None:
+                tx.add_confirmation(pending.row)
+            tx.audit(entry)
+
+    # --- after the commit ----------------------------------------------------------
+
+    def _with_purge_status(
+        self, tool: str, binding: Binding, arguments: dict[str, Any], value: dict[str, Any]
+    ) -> dict[str, Any]:
+        if tool not in _ALWAYS_GATED:
+            return value
+        owner = arguments.get("candidate_id") or arguments["record_id"]
+        row = self.store.finish_purge(owner, self.clock())
+        done = row is not None and row["done_ms"] is not None
+        if tool == "withdraw":
+            return {**value, "key_destruction": "complete" if done else "pending"}
+        result = {**value, "projection_invalidation": "complete" if done else "pending"}
+        if done and row is not None:
+            result["coverage_receipt_digest"] = coverage_receipt(
+                binding.scope.scope_id, owner, int(row["done_ms"])
+            )
+        return result
 
     def _authorization(self, tool: str, binding: Binding, now: int) -> str:
         return digest(
@@ -134,14 +276,13 @@ class MemoryEngine:
 
     # --- audit -------------------------------------------------------------------
 
-    @staticmethod
     def _entry(
+        self,
         tool: str,
         binding: Binding,
         arguments: Mapping[str, Any],
         outcome: str,
         audit_id: str,
-        now: int,
         value: Mapping[str, Any] | None,
     ) -> AuditEntry:
         digests = {"arguments": _safe_digest("arguments", arguments)}
@@ -150,7 +291,7 @@ class MemoryEngine:
         return AuditEntry(
             audit_id=audit_id,
             scope_id=binding.scope.scope_id,
-            at_ms=now,
+            at_ms=self.clock(),
             tool=tool,
             outcome=outcome,
             identity=binding.identity(),
@@ -164,22 +305,16 @@ class MemoryEngine:
         arguments: Mapping[str, Any],
         outcome: str,
         audit_id: str,
-        now: int,
         value: Mapping[str, Any] | None,
     ) -> None:
-        entry = self._entry(tool, binding, arguments, outcome, audit_id, now, value)
+        entry = self._entry(tool, binding, arguments, outcome, audit_id, value)
         with self.store.write(durable=False) as tx:
             tx.audit(entry)
-
-    def _audit_refusal(
-        self, tool: str, binding: Binding, arguments: Mapping[str, Any], outcome: str
-    ) -> None:
-        self._audit(tool, binding, arguments, outcome, new_audit_id(), self.clock(), None)
 
 
 def _safe_digest(kind: str, value: Any) -> str:
     # Arguments may hold values JCS cannot encode (floats out of range, lone
-    # surrogates); the audit entry then records that, never the value.
+    # surrogates, absurd nesting); the audit entry then records that, never the value.
     try:
         return digest(kind, value)
     except (TypeError, ValueError, OverflowError, UnicodeError, RecursionError):

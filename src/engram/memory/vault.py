@@ -7,7 +7,7 @@ Destroying the wrapped key is destroying the content.
 
 from __future__ import annotations
 
-from engram.crypto.keyfiles import KeyRing
+from engram.crypto.keyfiles import KeyRing, load_keyring
 from engram.crypto.sealing import (
     Sealed,
     associated_data,
@@ -46,18 +46,40 @@ class Vault:
         stored = reader.data_key(owner)
         if stored is None or sealed is None:
             raise BlobMissing("content key destroyed")
-        kek_id, wrapped = stored
-        kek = self.keys.keks.get(kek_id)
-        if kek is None:
-            raise BlobMissing("key-encryption key missing")
-        data_key = unwrap_key(kek, wrapped, _key_aad(owner, kek_id))
+        data_key = self.unwrap(owner, *stored)
         return open_sealed(data_key, Sealed.from_bytes(sealed), _content_aad(owner, scope_id))
+
+    def unwrap(self, owner: str, kek_id: str, wrapped: bytes) -> bytes:
+        """The plain data key of ``owner`` (for re-wrapping only; never stored)."""
+        kek = self._kek(kek_id)
+        return unwrap_key(kek, wrapped, _key_aad(owner, kek_id))
+
+    def wrap(self, owner: str, data_key: bytes) -> tuple[str, bytes]:
+        """Wrap a data key under the current KEK: ``(kek_id, wrapped)``."""
+        self._follow_rotation()
+        current = self.keys.current
+        return current, wrap_key(self.keys.current_kek, data_key, _key_aad(owner, current))
 
     def rewrap(self, owner: str, kek_id: str, wrapped: bytes) -> tuple[str, bytes]:
         """Re-wrap one data key under the current KEK (key rotation)."""
-        data_key = unwrap_key(self.keys.keks[kek_id], wrapped, _key_aad(owner, kek_id))
-        current = self.keys.current
-        return current, wrap_key(self.keys.current_kek, data_key, _key_aad(owner, current))
+        return self.wrap(owner, self.unwrap(owner, kek_id, wrapped))
+
+    def _kek(self, kek_id: str) -> bytes:
+        if kek_id not in self.keys.keks:
+            self.keys = load_keyring(self.keys.directory)  # rotated by another process
+        kek = self.keys.keks.get(kek_id)
+        if kek is None:
+            raise BlobMissing("key-encryption key missing")
+        return kek
+
+    def _follow_rotation(self) -> None:
+        # Another process may have rotated the KEK: new keys must use the new one.
+        try:
+            current = (self.keys.directory / "current").read_text(encoding="ascii").strip()
+        except OSError:
+            return
+        if current != self.keys.current:
+            self.keys = load_keyring(self.keys.directory)
 
     @staticmethod
     def destroy(tx: MemoryTransaction, owner: str) -> bool:

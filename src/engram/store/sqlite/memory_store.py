@@ -28,6 +28,8 @@ from engram.memory.ports import (
 )
 from engram.search.lexical import informative_terms, quoted
 from engram.store.sqlite.database import Database, Durability, migration
+from engram.store.sqlite.governance import GovernanceReads, GovernanceWrites
+from engram.store.sqlite.portability import PortableRows
 
 __all__ = ["SqliteMemoryStore"]
 
@@ -123,7 +125,7 @@ def _fts(scope_id: str) -> str:
     return f"fts_{scope_id}"
 
 
-class _Reader:
+class _Reader(GovernanceReads, PortableRows):
     """Reads over one connection inside a transaction or snapshot."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
@@ -225,6 +227,27 @@ class _Reader:
         ).fetchone()
         return int(row[0]) if row else 0
 
+    def candidates_in_state(self, scope_id: str, state: str) -> list[str]:
+        return [
+            row[0]
+            for row in self.db.execute(
+                "SELECT candidate_id FROM candidates WHERE scope_id = ? AND state = ?"
+                " ORDER BY captured_ms",
+                (scope_id, state),
+            )
+        ]
+
+    def expired_records(self, scope_id: str, now_ms: int) -> list[RecordRow]:
+        return [
+            RecordRow(*row)
+            for row in self.db.execute(
+                f"SELECT {self._RECORD_COLUMNS} FROM records WHERE scope_id = ?"
+                " AND state IN ('accepted_current', 'accepted_disputed', 'historical')"
+                " AND expires_ms IS NOT NULL AND expires_ms <= ?",
+                (scope_id, now_ms),
+            )
+        ]
+
     def journal(self, scope_id: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
         for cursor, digest, previous, body in self.db.execute(
             "SELECT cursor, event_digest, previous, body FROM journal"
@@ -232,6 +255,20 @@ class _Reader:
             (scope_id,),
         ):
             yield cursor, digest, previous, json.loads(body)
+
+    def indexed(self, scope_id: str, record_id: str) -> bool:
+        """Whether the record's row still has an entry in the scope's index."""
+        table = _fts(scope_id)
+        if not self._has_table(table):
+            return False
+        return (
+            self.db.execute(
+                f"SELECT 1 FROM {table}_docsize WHERE id = (SELECT rowid FROM records"
+                " WHERE record_id = ?)",
+                (record_id,),
+            ).fetchone()
+            is not None
+        )
 
     def _has_table(self, name: str) -> bool:
         return (
@@ -242,7 +279,7 @@ class _Reader:
         )
 
 
-class _Transaction(_Reader):
+class _Transaction(_Reader, GovernanceWrites):
     """Writes inside one ``BEGIN IMMEDIATE`` transaction."""
 
     def idempotency(self, scope_id: str, principal: str, key: str) -> IdempotencyRow | None:
@@ -373,20 +410,6 @@ class _Transaction(_Reader):
         if self._has_table(table):
             self.db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
 
-    def indexed(self, scope_id: str, record_id: str) -> bool:
-        """Whether the record's row still has an entry in the scope's index."""
-        table = _fts(scope_id)
-        if not self._has_table(table):
-            return False
-        return (
-            self.db.execute(
-                f"SELECT 1 FROM {table}_docsize WHERE id = (SELECT rowid FROM records"
-                " WHERE record_id = ?)",
-                (record_id,),
-            ).fetchone()
-            is not None
-        )
-
     def append_event(self, scope_id: str, body: dict[str, Any], touches_records: bool) -> Event:
         head = self.head(scope_id)
         cursor = head.cursor + 1
@@ -438,6 +461,24 @@ class SqliteMemoryStore:
 
     def checkpoint(self) -> bool:
         return self.database.checkpoint()
+
+    def finish_purge(self, owner: str, now_ms: int) -> dict[str, Any] | None:
+        """Merge, verify and checkpoint for one withdrawn or forgotten item."""
+        with self.write() as tx:
+            row = tx.purge_row(owner)
+            if row is None or row["done_ms"] is not None:
+                return row
+            if row["kind"] == "projection":
+                tx.purge_index(row["scope_id"])
+                if tx.indexed(row["scope_id"], owner):
+                    return row
+            if tx.data_key(owner) is not None:
+                return row
+        if not self.checkpoint():
+            return row
+        with self.write() as tx:
+            tx.mark_purged(owner, now_ms)
+            return tx.purge_row(owner)
 
     def close(self) -> None:
         self.database.close()

@@ -1,0 +1,184 @@
+"""Encrypted, verified backups of governed memory, and refusing restores.
+
+A backup holds what must survive: records (their sealed content and their data keys,
+re-wrapped under the backup key so a later key rotation does not orphan it),
+tombstones (so the tombstone guard survives), the journal, scope state and the audit
+log. It never holds pending, rejected or withdrawn candidates, idempotency outcomes
+or confirmations, and a forgotten record has no content key left to back up.
+
+File layout: ``MAGIC``, a 4-byte big-endian header length, the header (canonical
+JSON: format, store id, creation instant, counts), then AES-256-GCM of the payload
+under the store's backup key (derived from its MAC key), bound to magic and header.
+A backup is read back and checked before ``backup`` returns. ``restore`` refuses a
+backup of another store (``RESTORE_REFUSED``), a non-empty target
+(``RESTORE_REFUSED``) and anything that fails to parse, open or verify
+(``BACKUP_INVALID``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import struct
+from pathlib import Path
+from typing import Any, Final
+
+from engram.canonical import canonical_bytes, digest_bytes
+from engram.crypto.keyfiles import KeyRing
+from engram.crypto.sealing import Sealed, associated_data, open_sealed, seal
+from engram.errors import BackupInvalid, BlobMissing, RestoreRefused
+from engram.memory.engine import MemoryEngine
+from engram.memory.journal import first_bad_cursor
+from engram.memory.records import index_text
+from engram.memory.validation import format_instant
+from engram.memory.vault import Vault
+
+__all__ = [
+    "MAGIC",
+    "backup",
+    "prepare_restore",
+    "read_backup",
+    "restore",
+    "store_id",
+    "write_backup",
+]
+
+MAGIC: Final = b"ENGRAM-BACKUP\x01"
+FORMAT: Final = 1
+
+
+def store_id(keys: KeyRing) -> str:
+    """A stable id for the store these keys belong to (never reveals the key)."""
+    return hmac.new(keys.mac_key, b"engram/store-id/v1", hashlib.sha256).hexdigest()[:32]
+
+
+def _backup_key(keys: KeyRing) -> bytes:
+    return hmac.new(keys.mac_key, b"engram/backup-key/v1", hashlib.sha256).digest()
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
+
+
+def write_backup(vault: Vault, exported: dict[str, Any], path: Path, now_ms: int) -> dict[str, Any]:
+    """Encrypt ``exported`` (the store's rows) to ``path``; verify it; the header."""
+    keys, backup_key = vault.keys, _backup_key(vault.keys)
+    for record in exported["records"]:
+        owner, wrapped = record["record_id"], record.pop("wrapped_key")
+        record["data_key"] = None
+        if wrapped is not None:
+            data_key = vault.unwrap(owner, *wrapped)
+            record["data_key"] = _b64(
+                seal(backup_key, data_key, associated_data("backup-key", owner=owner)).to_bytes()
+            )
+        record["sealed"] = _b64(record["sealed"])
+    payload = canonical_bytes(exported)
+    header = canonical_bytes(
+        {
+            "format": FORMAT,
+            "store": store_id(keys),
+            "created_at": format_instant(now_ms),
+            "records": len(exported["records"]),
+            "payload_digest": digest_bytes("backup-payload", payload),
+        }
+    )
+    sealed = seal(backup_key, payload, MAGIC + header)
+    data = MAGIC + struct.pack(">I", len(header)) + header + sealed.to_bytes()
+    temporary = path.with_name(path.name + ".partial")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+    read_backup(keys, path)  # verified: what is on disk opens and parses
+    return dict(json.loads(header))
+
+
+def read_backup(keys: KeyRing, path: Path) -> dict[str, Any]:
+    """Open and check a backup of this store; its payload rows."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BackupInvalid("backup cannot be read") from exc
+    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
+        raise BackupInvalid("not an engram backup")
+    (length,) = struct.unpack(">I", data[len(MAGIC) : len(MAGIC) + 4])
+    start = len(MAGIC) + 4
+    header_bytes = data[start : start + length]
+    try:
+        header = json.loads(header_bytes)
+    except ValueError as exc:
+        raise BackupInvalid("backup header does not parse") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise BackupInvalid("unknown backup format")
+    if header.get("store") != store_id(keys):
+        raise RestoreRefused("backup belongs to another store")
+    try:
+        payload = open_sealed(
+            _backup_key(keys), Sealed.from_bytes(data[start + length :]), MAGIC + header_bytes
+        )
+    except BlobMissing as exc:
+        raise BackupInvalid("backup failed authentication") from exc
+    if digest_bytes("backup-payload", payload) != header.get("payload_digest"):
+        raise BackupInvalid("backup payload does not match its header")
+    rows: dict[str, Any] = json.loads(payload)
+    return rows
+
+
+def prepare_restore(vault: Vault, rows: dict[str, Any]) -> dict[str, Any]:
+    """Check the journal chains and re-wrap every data key under the current KEK."""
+    backup_key = _backup_key(vault.keys)
+    for scope in rows["scope_state"]:
+        events = [
+            (event["cursor"], event["event_digest"], event["previous"], event["body"])
+            for event in rows["journal"]
+            if event["scope_id"] == scope["scope_id"]
+        ]
+        if first_bad_cursor(scope["scope_id"], events) is not None:
+            raise BackupInvalid("backup journal does not verify")
+    for record in rows["records"]:
+        owner, sealed_key = record["record_id"], _unb64(record.pop("data_key"))
+        record["sealed"] = _unb64(record["sealed"])
+        record["wrapped_key"] = None
+        if sealed_key is not None:
+            try:
+                data_key = open_sealed(
+                    backup_key,
+                    Sealed.from_bytes(sealed_key),
+                    associated_data("backup-key", owner=owner),
+                )
+            except BlobMissing as exc:
+                raise BackupInvalid("a data key in the backup does not open") from exc
+            record["wrapped_key"] = vault.wrap(owner, data_key)
+    return rows
+
+
+def backup(engine: MemoryEngine, path: Path) -> dict[str, Any]:
+    """Write a verified, encrypted backup of the engine's store; its header."""
+    with engine.store.read() as reader:
+        rows = reader.export_rows()
+    return write_backup(engine.vault, rows, path, engine.clock())
+
+
+def restore(engine: MemoryEngine, path: Path) -> int:
+    """Restore a backup of this store into its empty file; the number of records."""
+    rows = prepare_restore(engine.vault, read_backup(engine.vault.keys, path))
+    with engine.store.write() as tx:
+        if not tx.is_empty():
+            raise RestoreRefused("the store is not empty")
+        tx.import_rows(rows)
+        for record in rows["records"]:
+            if record["state"] == "tombstoned" or record["wrapped_key"] is None:
+                continue
+            body = json.loads(
+                engine.vault.open(tx, record["record_id"], record["scope_id"], record["sealed"])
+            )
+            ineligible = body["retention"]["derivative_rule"] == "make-ineligible"
+            if record["state"] == "expired" and ineligible:
+                continue
+            tx.index(record["scope_id"], record["record_id"], index_text(body["content"]))
+    return len(rows["records"])

@@ -1,0 +1,170 @@
+"""The confirmation gate: a human approval bound to capability, target and operation.
+
+``withdraw`` and ``forget`` always pass it; ``capture`` and ``request_admission`` when
+the host policy lists them. An approval comes from one of two places:
+
+- **the dialog**: the caller of the engine supplies a :class:`Confirmer` (the MCP
+  adapter asks through the client's form dialog). Accept approves, at the instant the
+  answer arrives; decline, cancel or a timeout fail the gate and nothing runs;
+- **the host operator**: without a dialog the gate fails with ``gate_failed`` and
+  leaves a confirmation request. ``engram host confirm REQUEST_ID`` approves it, and
+  the agent's retry with the same idempotency key and arguments consumes it.
+
+Clocks (all epoch milliseconds on the engine's clock):
+
+- a confirmation *request* can be approved for :data:`REQUEST_TTL_MS` after it was
+  created; later it is expired and ``engram host confirm`` refuses it;
+- an *approval* is valid for :data:`APPROVAL_TTL_MS` from the instant the human gave
+  it (the ``confirm`` command, or the dialog's answer); a gate check after that fails;
+- the gate check that consumes an approval starts the *execution window*: the
+  operation's transaction must commit within :data:`EXECUTION_WINDOW_MS`, else it rolls
+  back with ``gate_failed`` and the approval stays spent.
+
+An approval is single-use, and matches only the same principal, scope, tool, target
+and operation digest (the digest of the tool and its exact arguments, idempotency key
+included). Nothing the model writes can approve: there is no argument for it.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from engram.canonical import digest
+from engram.errors import GateFailed
+from engram.memory.binding import Binding
+from engram.memory.ports import ConfirmationRow, MemoryTransaction
+
+__all__ = [
+    "APPROVAL_TTL_MS",
+    "EXECUTION_WINDOW_MS",
+    "REQUEST_TTL_MS",
+    "Approval",
+    "Confirmer",
+    "Gate",
+    "NeedsApproval",
+    "Operation",
+    "PendingConfirmation",
+    "consume_host_approval",
+    "new_request_id",
+]
+
+APPROVAL_TTL_MS: Final = 300_000
+REQUEST_TTL_MS: Final = 300_000
+EXECUTION_WINDOW_MS: Final = 30_000
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What a human is asked to approve (never memory text)."""
+
+    tool: str
+    target: str
+    reason_ref: str | None
+    operation_digest: str
+
+    def display(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"operation": self.tool, "target": self.target}
+        if self.reason_ref is not None:
+            shown["reason"] = self.reason_ref
+        return shown
+
+
+class Confirmer(Protocol):
+    """Asks the human in a dialog; ``True`` for an explicit approval.
+
+    Raises ``ElicitationFailed`` when no dialog can be shown, so the gate falls back
+    to the host operator path.
+    """
+
+    def __call__(self, operation: Operation) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A consumed approval: where it came from and when the gate accepted it."""
+
+    source: str
+    gate_ms: int
+    request_id: str | None = None
+
+    def receipt(self, binding: Binding, operation: Operation) -> str:
+        """The authorization receipt digest recorded with the operation."""
+        return digest(
+            "receipt/authorization",
+            {
+                "tool": operation.tool,
+                "target": operation.target,
+                "operation_digest": operation.operation_digest,
+                "scope": binding.scope.scope_id,
+                "actor": digest("actor", binding.identity()),
+                "confirmation": self.source,
+                "request_id": self.request_id,
+                "gate_at": self.gate_ms,
+            },
+        )
+
+
+Gate = Callable[[Operation], Approval]
+
+
+class NeedsApproval(Exception):
+    """A dry run reached the gate: the engine asks the dialog, then runs again."""
+
+    def __init__(self, operation: Operation) -> None:
+        super().__init__()
+        self.operation = operation
+
+
+class PendingConfirmation(GateFailed):
+    """``gate_failed``, with the confirmation request to leave for the host operator.
+
+    The failing transaction rolls back; the engine stores ``row`` in one of its own.
+    """
+
+    def __init__(self, row: ConfirmationRow | None) -> None:
+        super().__init__()
+        self.row = row
+
+
+def new_request_id() -> str:
+    return "conf_" + base64.b32encode(os.urandom(15)).decode("ascii").lower()
+
+
+def consume_host_approval(
+    tx: MemoryTransaction, binding: Binding, operation: Operation, now_ms: int
+) -> Approval:
+    """Consume a matching live approval, or fail the gate leaving a request."""
+    match = tx.live_approval(
+        binding.scope.scope_id,
+        binding.principal,
+        operation.tool,
+        operation.target,
+        operation.operation_digest,
+        now_ms - APPROVAL_TTL_MS,
+    )
+    if match is not None:
+        tx.consume_confirmation(match.request_id, now_ms)
+        return Approval("host", now_ms, match.request_id)
+    if tx.open_request_exists(
+        binding.scope.scope_id,
+        binding.principal,
+        operation.operation_digest,
+        now_ms - REQUEST_TTL_MS,
+    ):
+        raise PendingConfirmation(None)
+    raise PendingConfirmation(
+        ConfirmationRow(
+            request_id=new_request_id(),
+            scope_id=binding.scope.scope_id,
+            principal=binding.principal,
+            tool=operation.tool,
+            target=operation.target,
+            operation_digest=operation.operation_digest,
+            created_ms=now_ms,
+            display=operation.display(),
+        )
+    )

@@ -1,0 +1,202 @@
+"""Host-only operations on governed memory. Never reachable through MCP.
+
+Confirmations (list, approve), adjudication of held candidates, host-side record
+transitions (dispute, supersede, expire, invalidate trust), the retention sweep,
+revocation of a binding and journal verification. Each change is journaled like an
+agent's, with the host as actor. Backup, restore and key rotation live in
+:mod:`engram.memory.backup` and :mod:`engram.memory.rotation`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from engram.canonical import digest
+from engram.errors import GateFailed, IllegalTransition, JournalCorrupt, NotFound
+from engram.memory.admission import admit_record
+from engram.memory.binding import Scope
+from engram.memory.engine import MemoryEngine
+from engram.memory.gate import REQUEST_TTL_MS
+from engram.memory.journal import first_bad_cursor
+from engram.memory.lifecycle import HOST_RECORD_TRANSITIONS, check_candidate, check_record
+from engram.memory.ports import ConfirmationRow, MemoryTransaction
+from engram.memory.records import index_text
+
+__all__ = ["Maintenance", "PendingItems"]
+
+_HOST = digest("actor", {"host": "operator"})
+
+
+@dataclass(frozen=True)
+class PendingItems:
+    """What waits for the host operator in one scope."""
+
+    confirmations: list[ConfirmationRow]
+    adjudications: list[str]
+
+
+class Maintenance:
+    """Host operations for one scope of an engine's store."""
+
+    def __init__(self, engine: MemoryEngine, scope: Scope) -> None:
+        self.engine = engine
+        self.scope = scope
+
+    @property
+    def _scope_id(self) -> str:
+        return self.scope.scope_id
+
+    def _event(self, tx: MemoryTransaction, body: dict[str, Any], touches: bool) -> None:
+        tx.append_event(
+            self._scope_id, {**body, "actor": _HOST, "at": self.engine.clock()}, touches
+        )
+
+    # --- confirmations and adjudication ------------------------------------------
+
+    def pending(self) -> PendingItems:
+        now = self.engine.clock()
+        with self.engine.store.read() as reader:
+            confirmations = [
+                row
+                for row in reader.confirmations(self._scope_id)
+                if row.consumed_ms is None
+                and row.approved_ms is None
+                and row.created_ms >= now - REQUEST_TTL_MS
+            ]
+            held = reader.candidates_in_state(self._scope_id, "pending_adjudication")
+        return PendingItems(confirmations, held)
+
+    def confirm(self, request_id: str) -> ConfirmationRow:
+        """Approve one open request; the approval is valid for 300 s from now."""
+        now = self.engine.clock()
+        with self.engine.store.write() as tx:
+            row = next(
+                (r for r in tx.confirmations(self._scope_id) if r.request_id == request_id), None
+            )
+            if row is None:
+                raise NotFound(f"no confirmation request {request_id} in this scope")
+            if row.approved_ms is not None or row.consumed_ms is not None:
+                raise GateFailed(f"confirmation request {request_id} was already used")
+            if row.created_ms < now - REQUEST_TTL_MS:
+                raise GateFailed(f"confirmation request {request_id} has expired")
+            tx.approve_confirmation(request_id, now)
+            self._event(
+                tx,
+                {
+                    "operation": "confirm",
+                    "target": row.target,
+                    "request_id": request_id,
+                    "tool": row.tool,
+                },
+                False,
+            )
+        return row
+
+    def adjudicate(self, candidate_id: str, accept: bool) -> str | None:
+        """Decide a candidate held as ``pending_adjudication``; the record id if accepted."""
+        vault, now = self.engine.vault, self.engine.clock()
+        with self.engine.store.write() as tx:
+            candidate = tx.candidate(self._scope_id, candidate_id)
+            if candidate is None:
+                raise NotFound(f"no candidate {candidate_id} in this scope")
+            check_candidate(candidate.state, {"pending_adjudication"})
+            record_id = None
+            if accept:
+                body = json.loads(vault.open(tx, candidate_id, self._scope_id, candidate.sealed))
+                record_id = admit_record(tx, vault, body, candidate_id, self._scope_id, now)
+            vault.destroy(tx, candidate_id)
+            tx.update_candidate(
+                candidate_id,
+                state="accepted" if accept else "rejected",
+                record_id=record_id,
+                sealed=None,
+            )
+            self._event(
+                tx,
+                {
+                    "operation": "adjudicate",
+                    "target": candidate_id,
+                    "from_state": "pending_adjudication",
+                    "to_state": "accepted" if accept else "rejected",
+                    "record_id": record_id,
+                },
+                accept,
+            )
+        return record_id
+
+    # --- records -------------------------------------------------------------------
+
+    def transition(self, record_id: str, operation: str) -> str:
+        """A host-side record transition; returns the new state."""
+        if operation not in HOST_RECORD_TRANSITIONS:
+            raise IllegalTransition(f"unknown transition {operation}")
+        allowed, target = HOST_RECORD_TRANSITIONS[operation]
+        with self.engine.store.write() as tx:
+            record = tx.record(self._scope_id, record_id)
+            if record is None:
+                raise NotFound(f"no record {record_id} in this scope")
+            check_record(record.state, allowed)
+            tx.update_record(record_id, state=target)
+            self._event(
+                tx,
+                {
+                    "operation": operation,
+                    "target": record_id,
+                    "from_state": record.state,
+                    "to_state": target,
+                },
+                True,
+            )
+        return target
+
+    def sweep(self) -> dict[str, int]:
+        """Expire records past their instant; retry pending purges. Idempotent."""
+        now, vault = self.engine.clock(), self.engine.vault
+        expired = 0
+        with self.engine.store.write() as tx:
+            for record in tx.expired_records(self._scope_id, now):
+                body = json.loads(vault.open(tx, record.record_id, self._scope_id, record.sealed))
+                if body["retention"]["derivative_rule"] == "make-ineligible" and tx.indexed(
+                    self._scope_id, record.record_id
+                ):
+                    tx.unindex(self._scope_id, record.record_id, index_text(body["content"]))
+                tx.update_record(record.record_id, state="expired")
+                self._event(
+                    tx,
+                    {
+                        "operation": "expire",
+                        "target": record.record_id,
+                        "from_state": record.state,
+                        "to_state": "expired",
+                    },
+                    True,
+                )
+                expired += 1
+            pending = tx.pending_purges()
+        finished = sum(
+            1
+            for owner, _ in pending
+            if (row := self.engine.store.finish_purge(owner, now)) and row["done_ms"] is not None
+        )
+        return {"expired": expired, "purged": finished, "purges_pending": len(pending) - finished}
+
+    def revoke(self, principal: str) -> None:
+        """Revoke a principal's binding in this scope (``*``: every principal)."""
+        with self.engine.store.write() as tx:
+            tx.revoke(self._scope_id, principal, self.engine.clock())
+            self._event(
+                tx,
+                {"operation": "revoke", "target": digest("actor", {"principal": principal})},
+                False,
+            )
+
+    def verify(self) -> int:
+        """Walk the scope's hash chain; the number of events, or ``JOURNAL_CORRUPT``."""
+        with self.engine.store.read() as reader:
+            events = list(reader.journal(self._scope_id))
+        bad = first_bad_cursor(self._scope_id, events)
+        if bad is not None:
+            raise JournalCorrupt(f"journal corrupt at cursor {bad}", cursor=bad)
+        return len(events)

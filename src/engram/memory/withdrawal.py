@@ -1,0 +1,180 @@
+"""``engram_memory_withdraw`` and ``engram_memory_forget``: the two terminal exits.
+
+withdraw: a pending candidate -> ``withdrawn``; its data key is destroyed, so its
+ciphertext can never be opened again. forget: an admitted record -> ``tombstoned``;
+it leaves search and get in the same transaction, leaves the lexical projection, and
+its content key is destroyed. Both pass the confirmation gate after the idempotency
+replay and the target checks (a foreign or unknown target is ``NOT_FOUND`` without
+ever asking a human). What "complete" means for key destruction and projection
+invalidation is decided by :mod:`engram.memory.purge` after the commit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engram.canonical import digest
+from engram.errors import DigestConflict, NotFound
+from engram.memory.binding import Binding
+from engram.memory.capture import intent_digest
+from engram.memory.gate import Gate, Operation
+from engram.memory.lifecycle import FORGETTABLE, check_candidate, check_record
+from engram.memory.ports import IdempotencyRow, MemoryTransaction
+from engram.memory.records import index_text
+from engram.memory.validation import format_instant
+from engram.memory.vault import Vault
+
+__all__ = ["forget", "replay", "withdraw"]
+
+
+def replay(tx: MemoryTransaction, tool: str, binding: Binding, arguments: dict[str, Any]) -> Any:
+    """The stored outcome of this key, or ``None``; ``DIGEST_CONFLICT`` if it differs."""
+    prior = tx.idempotency(binding.scope.scope_id, binding.principal, arguments["idempotency_key"])
+    if prior is None:
+        return None
+    if prior.tool != tool or prior.intent_digest != intent_digest(tool, arguments):
+        raise DigestConflict()
+    return prior.outcome
+
+
+def _receipt(
+    tx: MemoryTransaction,
+    binding: Binding,
+    operation: str,
+    target: str,
+    from_state: str,
+    to_state: str,
+    now_ms: int,
+    authorization: str,
+    touches_records: bool,
+) -> dict[str, Any]:
+    event_id = digest(
+        "event-id", {"scope": binding.scope.scope_id, "target": target, "operation": operation}
+    )
+    event = tx.append_event(
+        binding.scope.scope_id,
+        {
+            "event_id": event_id,
+            "operation": operation,
+            "target": target,
+            "from_state": from_state,
+            "to_state": to_state,
+            "at": now_ms,
+            "authorization_receipt_digest": authorization,
+        },
+        touches_records=touches_records,
+    )
+    return {
+        "event_id": event_id,
+        "operation": operation,
+        "from_state": from_state,
+        "to_state": to_state,
+        "cursor": str(event.cursor),
+        "event_digest": event.event_digest,
+        "authorization_receipt_digest": authorization,
+        "transaction_receipt_digest": digest(
+            "receipt/transaction",
+            {
+                "operation": operation,
+                "target": target,
+                "cursor": str(event.cursor),
+                "event_digest": event.event_digest,
+                "at": format_instant(now_ms),
+            },
+        ),
+    }
+
+
+def withdraw(
+    tx: MemoryTransaction,
+    vault: Vault,
+    binding: Binding,
+    arguments: dict[str, Any],
+    now_ms: int,
+    gate: Gate,
+) -> dict[str, Any]:
+    """Withdraw inside ``tx``; the value before the purge status is known."""
+    stored = replay(tx, "withdraw", binding, arguments)
+    if stored is not None:
+        return {**stored, "replayed": True}
+    candidate = tx.candidate(binding.scope.scope_id, arguments["candidate_id"])
+    if candidate is None or candidate.principal != binding.principal:
+        raise NotFound()
+    check_candidate(candidate.state, {"pending"})
+    operation = Operation(
+        "withdraw",
+        candidate.candidate_id,
+        arguments["reason_ref"],
+        intent_digest("withdraw", arguments),
+    )
+    authorization = gate(operation).receipt(binding, operation)
+    receipt = _receipt(
+        tx,
+        binding,
+        "withdraw",
+        candidate.candidate_id,
+        "pending",
+        "withdrawn",
+        now_ms,
+        authorization,
+        touches_records=False,
+    )
+    vault.destroy(tx, candidate.candidate_id)
+    tx.update_candidate(candidate.candidate_id, state="withdrawn", sealed=None)
+    tx.add_purge(binding.scope.scope_id, candidate.candidate_id, "key", now_ms)
+    outcome = {"receipt": receipt, "replayed": False}
+    tx.remember(
+        binding.scope.scope_id,
+        binding.principal,
+        arguments["idempotency_key"],
+        IdempotencyRow("withdraw", intent_digest("withdraw", arguments), outcome),
+    )
+    return outcome
+
+
+def forget(
+    tx: MemoryTransaction,
+    vault: Vault,
+    binding: Binding,
+    arguments: dict[str, Any],
+    now_ms: int,
+    gate: Gate,
+) -> dict[str, Any]:
+    """Forget inside ``tx``: the record is excluded from recall when this commits."""
+    stored = replay(tx, "forget", binding, arguments)
+    if stored is not None:
+        return {**stored, "replayed": True}
+    record = tx.record(binding.scope.scope_id, arguments["record_id"])
+    if record is None:
+        raise NotFound()
+    check_record(record.state, FORGETTABLE)
+    operation = Operation(
+        "forget", record.record_id, arguments["reason_ref"], intent_digest("forget", arguments)
+    )
+    authorization = gate(operation).receipt(binding, operation)
+    receipt = _receipt(
+        tx,
+        binding,
+        "tombstone",
+        record.record_id,
+        record.state,
+        "tombstoned",
+        now_ms,
+        authorization,
+        touches_records=True,
+    )
+    if tx.indexed(binding.scope.scope_id, record.record_id):
+        body = json.loads(vault.open(tx, record.record_id, record.scope_id, record.sealed))
+        tx.unindex(binding.scope.scope_id, record.record_id, index_text(body["content"]))
+    vault.destroy(tx, record.record_id)
+    tx.update_record(record.record_id, state="tombstoned", sealed=None)
+    tx.add_purge(binding.scope.scope_id, record.record_id, "projection", now_ms)
+    outcome = {"receipt": receipt, "replayed": False}
+    tx.remember(
+        binding.scope.scope_id,
+        binding.principal,
+        arguments["idempotency_key"],
+        IdempotencyRow("forget", intent_digest("forget", arguments), outcome),
+    )
+    return outcome
