@@ -20,12 +20,27 @@ ALLOWED: dict[str, set[str]] = {
     "mcp": {"errors", "protocol", "__init__"},
     "demo": {"errors", "__init__"},
     "cli": {"errors", "demo", "__init__"},
+    "safety": {"errors"},
 }
 
 #: Third-party and driver modules the domain and protocol layers never import.
 FORBIDDEN_EXTERNAL: dict[str, set[str]] = {
     "protocol": {"click", "sqlite3", "psycopg", "cryptography", "mcp"},
     "mcp": {"click", "psycopg", "mcp"},
+    # The detector runs on every write of both faces: standard library only, nothing heavy.
+    "safety": {
+        "asyncio",
+        "click",
+        "cryptography",
+        "jsonschema",
+        "mcp",
+        "numpy",
+        "psycopg",
+        "pydantic",
+        "rfc8785",
+        "sqlite3",
+        "tomlkit",
+    },
 }
 
 
