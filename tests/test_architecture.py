@@ -27,6 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "demo": {"errors", "__init__"},
     "hosts": {"errors", "__init__"},
     "cli": {"errors", "demo", "host", "hosts", "memory", "__init__"},
+    "safety": {"errors"},
 }
 
 #: Third-party and driver modules the domain and protocol layers never import.
@@ -38,6 +39,20 @@ FORBIDDEN_EXTERNAL: dict[str, set[str]] = {
     "search": _DRIVERS,
     "crypto": _DRIVERS,
     "canonical": _DRIVERS,
+    # The detector runs on every write of both faces: standard library only, nothing heavy.
+    "safety": {
+        "asyncio",
+        "click",
+        "cryptography",
+        "jsonschema",
+        "mcp",
+        "numpy",
+        "psycopg",
+        "pydantic",
+        "rfc8785",
+        "sqlite3",
+        "tomlkit",
+    },
 }
 
 

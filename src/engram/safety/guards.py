@@ -1,0 +1,150 @@
+"""Judgements about one candidate value: placeholder or secret, code or literal, random or not.
+
+These are the false-positive guards the rules (:mod:`engram.safety.rules`) apply to the
+text a pattern matched. Each looks at the value alone; what surrounds it (a URL, a PEM
+block, a command-line flag) is the rules' business. Nothing here scans a whole text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+__all__ = [
+    "ENTROPY_FACTOR",
+    "MIN_TRANSITION_RATE",
+    "classes",
+    "has_digit",
+    "is_placeholder",
+    "looks_random",
+    "reads_as_code",
+    "shannon_entropy",
+    "token_like",
+    "varied",
+]
+
+#: A fallback candidate needs Shannon entropy of at least this share of the most its
+#: length allows (log2 of its length, capped at 6 bits for the 64-symbol alphabet) ...
+ENTROPY_FACTOR = 0.82
+#: ... and at least this many changes of character class (upper, lower, digit, other)
+#: per character: random text changes class about 0.6 times per character, words and
+#: camelCase identifiers about 0.2 times.
+MIN_TRANSITION_RATE = 0.35
+
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        *("none", "null", "nil", "true", "false", "yes", "no", "undefined", "empty", "n/a"),
+        *("unset", "notset", "required", "optional", "default", "value", "any"),
+        *("string", "str", "bytes", "int", "bool", "env", "environ", "getenv"),
+        *("user", "username", "key", "apikey", "api_key", "token", "secret", "secrets"),
+        *("password", "passwd", "pass", "pwd", "passphrase", "changeme", "change_me"),
+        *("changeit", "example", "sample", "dummy", "test", "fake", "foo", "bar", "baz"),
+        *("todo", "tbd", "fixme", "redacted", "hidden", "masked", "censored", "omitted"),
+    }
+)
+_PLACEHOLDER_STARTS = ("<", "$", "%", "{", "!", "*", "/", "~/", "./", "../", "#", "[redacted")
+_PLACEHOLDER_PARTS = ("your", "xxxx", "****", "...", "example", "placeholder", "changeme", "<")
+_CREDENTIAL_WORDS = ("password", "passwd", "secret", "token")
+
+_UPPER, _LOWER, _DIGIT = re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9]")
+_TWO_DIGITS = re.compile(r"[0-9][^0-9]*+[0-9]")
+_CLASS_RUNS = re.compile(r"[A-Z]++|[a-z]++|[0-9]++|[^A-Za-z0-9]++")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+")
+_CALL_OR_SUBSCRIPT = re.compile(r"[(\[{]")
+_CAMEL_HUMP = re.compile(r"[a-z0-9][A-Z]")
+# Capitalized words and numbers (``PKCS7PrivateKeyTypes``, ``Ed25519PrivateKey``): a random
+# token rarely qualifies, since it almost always has a lower-case letter after a digit.
+_TYPE_NAME = re.compile(r"(?:[A-Z]++[a-z]*+|[0-9]++)++")
+_N_LOG_N = [0.0] + [n * math.log2(n) for n in range(1, 4097)]  # runs are analysed to 4096
+
+
+def has_digit(value: str) -> bool:
+    return _DIGIT.search(value) is not None
+
+
+def classes(value: str) -> int:
+    """How many of upper case, lower case and digits ``value`` contains."""
+    return sum(1 for pattern in (_UPPER, _LOWER, _DIGIT) if pattern.search(value))
+
+
+def varied(value: str, at_least: int = 8, tail: int = 16) -> bool:
+    """Random material rather than a placeholder such as ``ghp_xxxx…``: the last ``tail``
+    characters hold at least ``at_least`` distinct ones."""
+    return len(set(value[-tail:])) >= at_least
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` reads as a stand-in (``changeme``, ``<token>``, ``${VAR}``, ``****``,
+    a path) or as the name of a credential rather than one (``challengePassword``)."""
+    lowered = value.lower()
+    return (
+        lowered in _PLACEHOLDER_WORDS
+        or lowered.startswith(_PLACEHOLDER_STARTS)
+        or any(part in lowered for part in _PLACEHOLDER_PARTS)
+        or len(set(lowered)) <= 2
+        or _names_a_credential(value, lowered)
+    )
+
+
+def _names_a_credential(value: str, lowered: str) -> bool:
+    """``challengePassword``, ``next_token``, ``my-secret``: a compound name that mentions
+    a credential and has no digit (``supersecret`` and ``Passw0rd`` are not names)."""
+    return (
+        any(word in lowered for word in _CREDENTIAL_WORDS)
+        and not has_digit(value)
+        and (_CAMEL_HUMP.search(value) is not None or any(mark in value for mark in "_-."))
+    )
+
+
+def token_like(value: str) -> bool:
+    """Generated material: a digit, another character class, variety, no placeholder."""
+    return (
+        has_digit(value)
+        and classes(value) >= 2
+        and varied(value, at_least=6)
+        and not is_placeholder(value)
+    )
+
+
+def reads_as_code(value: str, type_names_are_code: bool) -> bool:
+    """Whether an unquoted value is code rather than a literal: a call, a subscript, a
+    dotted name, or an identifier with no digit or with an underscore
+    (``get_password()``, ``settings.DB_PASSWORD``, ``str``). With ``type_names_are_code``
+    a name made of capitalized words and numbers is code too (``PKCS7PrivateKeyTypes``).
+    ``hunter22`` and ``Tr0ub4dor`` are literals."""
+    if _CALL_OR_SUBSCRIPT.search(value):
+        return True
+    if _IDENTIFIER.fullmatch(value):
+        return (
+            "." in value
+            or "_" in value
+            or not has_digit(value)
+            or (type_names_are_code and _TYPE_NAME.fullmatch(value) is not None)
+        )
+    return False
+
+
+def shannon_entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character (0.0 for the empty string)."""
+    size = len(value)
+    if size == 0:
+        return 0.0
+    # H = log2(size) - sum(n * log2(n)) / size, with n * log2(n) looked up rather than
+    # computed symbol by symbol in Python: this runs on every fallback candidate.
+    counts = Counter(value).values()
+    if size < len(_N_LOG_N):
+        total = sum(map(_N_LOG_N.__getitem__, counts))
+    else:
+        total = sum(n * math.log2(n) for n in counts)
+    return math.log2(size) - total / size
+
+
+def looks_random(value: str) -> bool:
+    """Mixed classes (upper, lower, two digits), high entropy and frequent class changes."""
+    if not (_UPPER.search(value) and _LOWER.search(value) and _TWO_DIGITS.search(value)):
+        return False
+    size = len(value)
+    if shannon_entropy(value) < ENTROPY_FACTOR * math.log2(min(size, 64)):
+        return False
+    return len(_CLASS_RUNS.findall(value)) - 1 >= MIN_TRANSITION_RATE * (size - 1)

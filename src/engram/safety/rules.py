@@ -1,0 +1,391 @@
+"""The detection rules: one precompiled pattern per credential shape, each with its guard.
+
+A :class:`Rule` pairs a pattern with a *locator*: for one match, the locator decides
+whether it is a secret (the false-positive guard) and which characters are the secret,
+the whole token (``ghp_…``) or only the value of an assignment, so that
+``password=`` stays readable after redaction. ``docs/secrets.md`` tables every rule, an
+example shape and its guard.
+
+Rules carry a rank: a token format that names itself (rank 3) beats a context rule that
+recognizes a value by its key or its place (rank 2), which beats the entropy fallback
+(rank 1). The detector (:mod:`engram.safety.secrets`) uses the rank to name the union of
+overlapping spans; this module does not merge, echo or redact, and holds no state.
+
+Linear time is a design constraint. Every pattern starts with a literal or with a
+look-behind that fails inside a run of its own alphabet, every unbounded repetition is
+possessive, and every backtracking repetition is bounded, so no input makes a pattern
+do more than a constant amount of work per starting position.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from engram.safety.guards import (
+    classes,
+    has_digit,
+    is_placeholder,
+    looks_random,
+    reads_as_code,
+    token_like,
+    varied,
+)
+
+__all__ = ["PUBLISHED_EXAMPLES", "RULES", "Rule"]
+
+Locate = Callable[[re.Match[str]], tuple[int, int] | None]
+Check = Callable[[str], bool]
+
+SPECIFIC, CONTEXT, FALLBACK = 3, 2, 1
+
+#: Values published in vendor documentation as examples; they are not secrets.
+PUBLISHED_EXAMPLES = frozenset({"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One credential shape: its kind, its rank, its pattern and its locator."""
+
+    kind: str
+    rank: int
+    pattern: re.Pattern[str]
+    locate: Locate
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """Yield the ``[start, end)`` span of every secret this rule finds in ``text``."""
+        for match in self.pattern.finditer(text):
+            span = self.locate(match)
+            if span is not None and text[span[0] : span[1]] not in PUBLISHED_EXAMPLES:
+                yield span
+
+
+# --- Locators ---------------------------------------------------------------------------
+
+
+def _whole(check: Check = varied) -> Locate:
+    def locate(match: re.Match[str]) -> tuple[int, int] | None:
+        return match.span() if check(match.group()) else None
+
+    return locate
+
+
+def _group(name: str, check: Check) -> Locate:
+    def locate(match: re.Match[str]) -> tuple[int, int] | None:
+        return match.span(name) if check(match.group(name)) else None
+
+    return locate
+
+
+_BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{40}")
+_BASE64_MARK = re.compile(r"[0-9+/=]")
+
+
+def _key_body(match: re.Match[str]) -> tuple[int, int] | None:
+    """A private key block is a secret when it has a body: a 40-character base64 run."""
+    return match.span() if _BASE64_LINE.search(match.group("body")) else None
+
+
+_AUTHORITY_BEFORE = re.compile(r"://[^\s/?#@]*+\Z")
+_FLAG_DASHES = re.compile(r"(?:^|(?<=[\s\"'=]))--?\Z")
+
+
+def _is_flag(match: re.Match[str]) -> bool:
+    """Whether the key is a command-line flag: ``-`` or ``--`` after a space or a quote."""
+    start = match.start()
+    return _FLAG_DASHES.search(match.string[max(0, start - 3) : start]) is not None
+
+
+def _assignment(min_length: int, token: bool) -> Locate:
+    """The value of ``key = value``: quoted values are literals; unquoted ones are too in
+    ``.env`` style (``UPPER_KEY=value``), otherwise only when they do not read as code."""
+
+    def locate(match: re.Match[str]) -> tuple[int, int] | None:
+        name = next(group for group in ("dq", "sq", "bq", "uv") if match.group(group))
+        value = match.group(name)
+        if len(value) < min_length or is_placeholder(value):
+            return None
+        separator = match.group("sep")
+        if not separator.strip() and not _is_flag(match):
+            return None  # ``key value`` counts only as a command-line flag, ``--key value``
+        if _AUTHORITY_BEFORE.search(match.string, max(0, match.start() - 256), match.start()):
+            return None  # ``https://x-token:…@host`` is the connection_string rule's
+        env_style = match.group("key").isupper() and separator == "="
+        if name == "uv" and not env_style and reads_as_code(value, token):
+            return None
+        if token and not token_like(value):
+            return None
+        return match.span(name)
+
+    return locate
+
+
+_COOKIE_VALUE = re.compile(r"=([^;\s,\\\"']{16,})")
+
+
+def _cookie(value: str) -> bool:
+    return any(token_like(found) for found in _COOKIE_VALUE.findall(value))
+
+
+def _basic_credentials(value: str) -> bool:
+    """Base64 of ``user:password`` in an ``Authorization`` header."""
+    return len(value) % 4 == 0 and classes(value) >= 2 and varied(value, at_least=6)
+
+
+def _bare_basic_credentials(value: str) -> bool:
+    """Without the header, ``Basic Multilingual`` is prose: also ask for a digit, ``+``,
+    ``/`` or padding, and at least 12 characters."""
+    return len(value) >= 12 and _basic_credentials(value) and bool(_BASE64_MARK.search(value))
+
+
+_HEX = re.compile(r"[0-9A-Fa-f_-]++")
+_SUBRESOURCE_INTEGRITY = re.compile(r"sha(?:1|256|384|512)-")
+_URL_PATH_BEFORE = re.compile(r"://[^\s?#\"'<>]*+\Z")
+_SSH_PUBLIC_KEY_BEFORE = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp[0-9]{3}|sk-[a-z0-9-]{3,30}@openssh\.com)"
+    r"[ \t]++\Z"
+)
+_PEM_BEGIN, _PEM_END = "-----BEGIN ", "-----END "
+_PUBLIC_BLOCK_REACH = 8192  # how far back a candidate looks for the start of its PEM block
+_ANALYSED = 4096  # characters of a run the entropy guard looks at
+
+
+def _is_path(match: re.Match[str]) -> bool:
+    """A run with slashes that is an absolute path, a host's path or a URL's path."""
+    start, text = match.start(), match.string
+    return (
+        match.group().startswith("/")
+        or (start > 0 and text[start - 1] == ".")
+        or _URL_PATH_BEFORE.search(text, max(0, start - 2048), start) is not None
+    )
+
+
+def _is_public_key(match: re.Match[str]) -> bool:
+    """Inside a certificate or public key PEM block, or the blob of an SSH public key."""
+    start, text = match.start(), match.string
+    if _SSH_PUBLIC_KEY_BEFORE.search(text, max(0, start - 64), start):
+        return True
+    begin = text.rfind(_PEM_BEGIN, max(0, start - _PUBLIC_BLOCK_REACH), start)
+    if begin == -1 or text.find(_PEM_END, begin, start) != -1:
+        return False
+    label_end = text.find("-----", begin + len(_PEM_BEGIN), start)
+    return label_end != -1 and "PRIVATE" not in text[begin:label_end]
+
+
+def _high_entropy(match: re.Match[str]) -> tuple[int, int] | None:
+    core = match.group().rstrip("=")
+    if _HEX.fullmatch(core) or _SUBRESOURCE_INTEGRITY.match(core):
+        return None
+    if not looks_random(core[:_ANALYSED]) or ("/" in core and _is_path(match)):
+        return None
+    return None if _is_public_key(match) else match.span()
+
+
+# --- Patterns ---------------------------------------------------------------------------
+# A pattern that starts with a literal lets the engine skip to it (about a hundred times
+# faster than trying a look-behind at every position), so each pattern opens with its
+# literal and checks the character before it with a look-behind placed after it.
+
+
+def _token(prefixes: str, body: str, edge: str = "A-Za-z0-9_-") -> re.Pattern[str]:
+    """A token that starts with one of the space-separated literal ``prefixes`` and stands
+    alone: no ``edge`` character just before it or just after it."""
+    by_width: dict[int, list[str]] = {}
+    for prefix in prefixes.split():
+        by_width.setdefault(len(prefix), []).append(re.escape(prefix))
+    starts = "|".join(
+        f"(?:{'|'.join(group)})(?<![{edge}]{'.' * width})" for width, group in by_width.items()
+    )
+    return re.compile(f"(?:{starts}){body}(?![{edge}])")
+
+
+def _word(word: str, edge: str = "A-Za-z0-9_-") -> str:
+    """``word`` (case-insensitive when compiled so) not preceded by an ``edge`` character."""
+    return f"{word}(?<![{edge}]{'.' * len(word)})"
+
+
+_PEM_LABEL = r"-{{4,5}} ?{0}[ A-Z0-9]{{0,40}}PRIVATE KEY(?: BLOCK)? ?-{{4,5}}"
+_PEM_BREAK = r"(?:\\r\\n|\\n|\r?\n)[ \t]*+"  # a real line break or a JSON-escaped one
+# A body line is a header (``Proc-Type: 4,ENCRYPTED``) or a whole line of base64: the
+# look-ahead keeps a footer-less block from swallowing the first word of the next line.
+_PEM_LINE = (
+    r"(?:[A-Za-z][A-Za-z0-9-]*+:[^\r\n\\]*+"  # a header line
+    r"|[A-Za-z0-9+/=]++[ \t]*+(?=[\r\n\\\"'`]|\Z))?"  # a whole base64 line
+)
+_PEM = re.compile(
+    _PEM_LABEL.format("BEGIN")
+    + rf"(?P<body>(?:{_PEM_BREAK}{_PEM_LINE})*+)(?:{_PEM_LABEL.format('END')})?"
+)
+_PUTTY = re.compile(
+    r"Private-Lines:[ \t]*+[0-9]{1,4}(?P<body>(?:\r?\n[A-Za-z0-9+/=]++(?=[\r\n]|\Z))++)"
+)
+_SLACK_WEBHOOK = re.compile(
+    r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}+"
+)
+
+_TYPE_HINT = r"[A-Za-z_][\w.]{0,40}+(?:\[[\w., |\[\]]{0,60}\])?"
+_VALUE = (
+    r"(?:\"(?P<dq>[^\s\"]{1,256}+)\"|'(?P<sq>[^\s']{1,256}+)'|`(?P<bq>[^\s`]{1,256}+)`"
+    r"|(?P<uv>[^\s\"'`,;)\]}]{1,256}+))"
+)
+
+
+def _assigned(keys: str) -> re.Pattern[str]:
+    """``key = value`` in code, JSON, YAML, TOML, ``.env`` and ``--key value`` forms; the
+    separator may carry a type hint (``password: str = "…"``)."""
+    return re.compile(
+        rf"(?P<key>{keys})[\"']?(?P<sep>[ \t]*+:[ \t]*+{_TYPE_HINT}[ \t]*+=[ \t]*+"
+        rf"|[ \t]*+(?::=|=>|==|=|:)[ \t]*+|[ \t]++(?!-)){_VALUE}",
+        re.IGNORECASE,
+    )
+
+
+_PASSWORD_KEYS = r"pass(?:words?|wd|phrase|(?<![a-z]....))|pwd"
+_SECRET_KEYS = r"secret(?:[_-]?key)?"
+_TOKEN_KEYS = (
+    r"api[_-]?(?:key|secret|token)|apikey"
+    r"|(?:access|auth|refresh|session|private)[_-]?(?:key|token)|token"
+)
+_AWS_SECRET = re.compile(
+    r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*+(?::=|=>|=|:)"
+    r"[ \t]*+[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+    re.IGNORECASE,
+)
+_CONNECTION = re.compile(
+    r"://(?<=[A-Za-z0-9+.-]://)[^\s:/?#@]{0,128}+:(?P<secret>[^\s/]{1,256})@(?=[A-Za-z0-9\[._-])"
+)
+_TOKEN68 = r"(?P<secret>[A-Za-z0-9._~+/-]{16,}+=*+)"
+_BEARER = re.compile(rf"{_word('bearer')}[ \t]++{_TOKEN68}", re.IGNORECASE)
+_AUTHORIZATION_TOKEN = re.compile(
+    rf"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?token[ \t]++{_TOKEN68}", re.IGNORECASE
+)
+_BASIC_CREDENTIALS = r"[ \t]++(?P<secret>[A-Za-z0-9+/]{8,}+={0,2}+)(?![\w=-])"
+_BASIC = re.compile(rf"{_word('basic')}{_BASIC_CREDENTIALS}", re.IGNORECASE)
+_AUTHORIZATION_BASIC = re.compile(
+    rf"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?basic{_BASIC_CREDENTIALS}", re.IGNORECASE
+)
+_COOKIE = re.compile(
+    rf"{_word('cookie', edge='A-Za-z0-9_')}[ \t]*+:[ \t]*+"
+    r"(?P<secret>[^\s=;]{1,128}+=[^\r\n]{1,4096}+)",
+    re.IGNORECASE,
+)
+# A run of base64/base64url characters; a dash only when single, so that a run stops
+# before ``-----BEGIN`` or a ``--flag``.
+_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])(?:[A-Za-z0-9+/_]|-(?!-)){24,}+={0,2}+")
+
+_TOKEN_CHECK = _whole()
+
+#: Every rule, in tie-break order: on equal rank, the earlier rule names a merged span.
+RULES: tuple[Rule, ...] = (
+    Rule("private_key_block", SPECIFIC, _PEM, _key_body),
+    Rule("putty_private_key", SPECIFIC, _PUTTY, _key_body),
+    Rule(
+        "aws_access_key_id",
+        SPECIFIC,
+        _token("AKIA ASIA", "[A-Z0-9]{16}", edge="A-Za-z0-9"),
+        _whole(lambda value: varied(value, at_least=6)),
+    ),
+    Rule(
+        "github_token",
+        SPECIFIC,
+        _token("ghp_ gho_ ghu_ ghs_ ghr_", "[A-Za-z0-9]{36,251}+"),
+        _TOKEN_CHECK,
+    ),
+    Rule("github_token", SPECIFIC, _token("github_pat_", "[A-Za-z0-9_]{60,240}+"), _TOKEN_CHECK),
+    Rule(
+        "gitlab_token",
+        SPECIFIC,
+        _token(
+            "glpat- gldt- glrt- glptt- glsoat- glft- glcbt-",
+            r"[A-Za-z0-9_-]{20,}+(?:\.[A-Za-z0-9_-]++)*+",
+            edge="A-Za-z0-9_.-",
+        ),
+        _TOKEN_CHECK,
+    ),
+    Rule(
+        "slack_token",
+        SPECIFIC,
+        _token("xoxa- xoxb- xoxe- xoxo- xoxp- xoxr- xoxs- xapp-", "[A-Za-z0-9-]{10,}+"),
+        _whole(lambda value: has_digit(value) and varied(value)),
+    ),
+    Rule(
+        "slack_webhook_url",
+        SPECIFIC,
+        _SLACK_WEBHOOK,
+        _whole(lambda value: varied(value, at_least=10, tail=24)),
+    ),
+    Rule(
+        "stripe_key",
+        SPECIFIC,
+        _token("sk_live_ sk_test_ rk_live_ rk_test_", "[A-Za-z0-9]{20,247}+"),
+        _TOKEN_CHECK,
+    ),
+    Rule("stripe_key", SPECIFIC, _token("whsec_", "[A-Za-z0-9+/]{24,}+"), _TOKEN_CHECK),
+    Rule("google_api_key", SPECIFIC, _token("AIza", "[A-Za-z0-9_-]{35}"), _TOKEN_CHECK),
+    Rule(
+        "google_oauth_client_secret",
+        SPECIFIC,
+        _token("GOCSPX-", "[A-Za-z0-9_-]{28}"),
+        _TOKEN_CHECK,
+    ),
+    Rule(
+        "anthropic_key",
+        SPECIFIC,
+        _token("sk-ant-", "[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_-]{32,}+"),
+        _TOKEN_CHECK,
+    ),
+    Rule(
+        "openai_key",
+        SPECIFIC,
+        _token("sk-proj- sk-svcacct- sk-admin-", "[A-Za-z0-9_-]{40,}+"),
+        _whole(lambda value: classes(value) == 3 and varied(value)),
+    ),
+    Rule(
+        "openai_key",
+        SPECIFIC,
+        _token("sk-", "[A-Za-z0-9]{32,}+"),
+        _whole(lambda value: classes(value) == 3 and varied(value)),
+    ),
+    Rule("npm_token", SPECIFIC, _token("npm_", "[A-Za-z0-9]{36}"), _TOKEN_CHECK),
+    Rule("pypi_token", SPECIFIC, _token("pypi-AgE", "[A-Za-z0-9_-]{50,}+"), _TOKEN_CHECK),
+    Rule(
+        "huggingface_token",
+        SPECIFIC,
+        _token("hf_", "[A-Za-z]{34}"),
+        _whole(lambda value: classes(value) >= 2 and varied(value, at_least=10)),
+    ),
+    Rule(
+        "sendgrid_key",
+        SPECIFIC,
+        _token("SG.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+        _TOKEN_CHECK,
+    ),
+    Rule(
+        "jwt",
+        SPECIFIC,
+        _token("eyJ", r"[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"),
+        _whole(lambda _: True),
+    ),
+    Rule("aws_secret_access_key", CONTEXT, _AWS_SECRET, _group("secret", varied)),
+    Rule(
+        "connection_string",
+        CONTEXT,
+        _CONNECTION,
+        _group("secret", lambda value: len(value) >= 4 and not is_placeholder(value)),
+    ),
+    Rule("bearer_token", CONTEXT, _BEARER, _group("secret", lambda v: token_like(v) and varied(v))),
+    Rule(
+        "bearer_token",
+        CONTEXT,
+        _AUTHORIZATION_TOKEN,
+        _group("secret", lambda v: token_like(v) and varied(v)),
+    ),
+    Rule("basic_auth", CONTEXT, _AUTHORIZATION_BASIC, _group("secret", _basic_credentials)),
+    Rule("basic_auth", CONTEXT, _BASIC, _group("secret", _bare_basic_credentials)),
+    Rule("cookie", CONTEXT, _COOKIE, _group("secret", _cookie)),
+    Rule("password_assignment", CONTEXT, _assigned(_PASSWORD_KEYS), _assignment(6, False)),
+    Rule("generic_api_key_assignment", CONTEXT, _assigned(_TOKEN_KEYS), _assignment(12, True)),
+    Rule("secret_assignment", CONTEXT, _assigned(_SECRET_KEYS), _assignment(8, True)),
+    Rule("high_entropy_string", FALLBACK, _RUN, _high_entropy),
+)

@@ -1,0 +1,69 @@
+"""Fake but format-correct credentials and benign look-alikes, built when the tests run.
+
+No real secret is in the repository, and no secret-shaped literal either: every token
+is assembled here from its documented prefix and a seeded random body, so the same
+run always builds the same samples.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+BASE64 = ALNUM + "+/"
+BASE64URL = ALNUM + "-_"
+HEX = "0123456789abcdef"
+DIGITS = string.digits
+BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
+
+
+def fake(alphabet: str, length: int, seed: int = 0) -> str:
+    """``length`` characters of ``alphabet``, the same for the same arguments."""
+    rng = random.Random(f"{alphabet}|{length}|{seed}")
+    return "".join(rng.choice(alphabet) for _ in range(length))
+
+
+def b64url(data: str) -> str:
+    return base64.urlsafe_b64encode(data.encode()).decode().rstrip("=")
+
+
+def jwt(seed: int = 0) -> str:
+    header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}))
+    payload = b64url(json.dumps({"sub": "1234567890", "name": "Ada", "iat": 1516239022}))
+    return f"{header}.{payload}.{fake(BASE64URL, 43, seed)}"
+
+
+def pem(label: str, headers: str = "", lines: int = 4, newline: str = "\n") -> str:
+    """A PEM block: header, optional RFC 1421 headers, 64-character base64 lines, footer."""
+    body = [fake(BASE64, 64, seed) for seed in range(lines)] + [fake(BASE64, 20, 99) + "=="]
+    return newline.join(
+        [f"-----BEGIN {label}-----", *filter(None, [headers]), *body, f"-----END {label}-----"]
+    )
+
+
+def aws_access_key_id(prefix: str = "AKIA", seed: int = 0) -> str:
+    return prefix + fake(UPPER_DIGITS, 16, seed)
+
+
+def github_token(prefix: str = "ghp_", seed: int = 0) -> str:
+    if prefix == "github_pat_":
+        return f"github_pat_{fake(ALNUM, 22, seed)}_{fake(ALNUM, 59, seed)}"
+    return prefix + fake(ALNUM, 36, seed)
+
+
+def slack_bot_token(seed: int = 0) -> str:
+    return f"xoxb-{fake(DIGITS, 11, seed)}-{fake(DIGITS, 13, seed)}-{fake(ALNUM, 24, seed)}"
+
+
+def record_id(seed: int = 0) -> str:
+    """An engram record id: ``mem_`` and 52 lowercase base32 characters."""
+    return "mem_" + fake(BASE32, 52, seed)
+
+
+def digest(seed: int = 0) -> str:
+    """An engram digest: ``sha256:`` and 64 lowercase hex characters."""
+    return "sha256:" + fake(HEX, 64, seed)
