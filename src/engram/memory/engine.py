@@ -38,6 +38,7 @@ from engram.memory.gate import (
     NeedsApproval,
     Operation,
     PendingConfirmation,
+    WindowClosed,
     consume_host_approval,
 )
 from engram.memory.ports import AuditEntry, MemoryStore, MemoryTransaction
@@ -108,6 +109,9 @@ class MemoryEngine:
         except PendingConfirmation as pending:
             self._leave_request(tool, binding, arguments, audit_id, pending)
             return failure(pending, audit_id)
+        except WindowClosed as closed:
+            self._spend(closed, tool, binding, arguments, audit_id)
+            return failure(closed, audit_id)
         except ContractError as error:
             self._audit(tool, binding, arguments, error.code, audit_id, None)
             return failure(error, audit_id)
@@ -135,10 +139,9 @@ class MemoryEngine:
         gated = tool in _ALWAYS_GATED or tool in self.policy.confirm_tools
         approval = self._ask(tool, arguments, binding, confirm) if gated else None
         with self.store.write() as tx:
-            gate = self._gate(tx, binding, approval) if gated else None
+            gate = _ConsumingGate(tx, binding, approval, self.clock) if gated else None
             value = self._mutate(tool, tx, binding, arguments, gate)
-            if approval is not None and self.clock() - approval.gate_ms > EXECUTION_WINDOW_MS:
-                raise GateFailed("execution window passed")
+            self._check_window(approval or (gate.consumed if gate else None))
             tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value))
         return self._with_purge_status(tool, binding, arguments, value)
 
@@ -187,13 +190,24 @@ class MemoryEngine:
 
     # --- the confirmation gate -----------------------------------------------------
 
-    def _gate(self, tx: MemoryTransaction, binding: Binding, approval: Approval | None) -> Gate:
-        def gate(operation: Operation) -> Approval:
-            if approval is not None:
-                return approval
-            return consume_host_approval(tx, binding, operation, self.clock())
+    def _check_window(self, approval: Approval | None) -> None:
+        """The commit must come within the execution window of the gate check."""
+        if approval is not None and self.clock() - approval.gate_ms > EXECUTION_WINDOW_MS:
+            raise WindowClosed(approval.request_id)
 
-        return gate
+    def _spend(
+        self,
+        closed: WindowClosed,
+        tool: str,
+        binding: Binding,
+        arguments: Mapping[str, Any],
+        audit_id: str,
+    ) -> None:
+        entry = self._entry(tool, binding, arguments, closed.code, audit_id, None)
+        with self.store.write() as tx:
+            if closed.request_id is not None:
+                tx.consume_confirmation(closed.request_id, self.clock())
+            tx.audit(entry)
 
     def _ask(
         self,
@@ -310,6 +324,22 @@ class MemoryEngine:
         entry = self._entry(tool, binding, arguments, outcome, audit_id, value)
         with self.store.write(durable=False) as tx:
             tx.audit(entry)
+
+
+class _ConsumingGate:
+    """The gate inside a mutation: the dialog's approval, or a host approval consumed."""
+
+    def __init__(
+        self, tx: MemoryTransaction, binding: Binding, approval: Approval | None, clock: Clock
+    ) -> None:
+        self.tx, self.binding, self.approval, self.clock = tx, binding, approval, clock
+        self.consumed: Approval | None = None
+
+    def __call__(self, operation: Operation) -> Approval:
+        if self.approval is not None:
+            return self.approval
+        self.consumed = consume_host_approval(self.tx, self.binding, operation, self.clock())
+        return self.consumed
 
 
 def _safe_digest(kind: str, value: Any) -> str:

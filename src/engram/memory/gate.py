@@ -48,6 +48,7 @@ __all__ = [
     "NeedsApproval",
     "Operation",
     "PendingConfirmation",
+    "WindowClosed",
     "consume_host_approval",
     "new_request_id",
 ]
@@ -117,6 +118,17 @@ class NeedsApproval(Exception):
     def __init__(self, operation: Operation) -> None:
         super().__init__()
         self.operation = operation
+
+
+class WindowClosed(GateFailed):
+    """The operation did not commit within the execution window; nothing ran.
+
+    The approval it consumed stays spent (the engine records that after the rollback).
+    """
+
+    def __init__(self, request_id: str | None) -> None:
+        super().__init__("execution window passed")
+        self.request_id = request_id
 
 
 class PendingConfirmation(GateFailed):
