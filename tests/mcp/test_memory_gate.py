@@ -1,0 +1,258 @@
+"""The confirmation gate over the real engram-mcp: the dialog in both eras, and the
+host path (gate_failed, ``engram host confirm``, retry) when there is no dialog."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters, types
+
+from engram.demo.client import StdioClient, server_command
+from engram.host.setup import init_host
+from tests.conftest import MODERN_META, StartServer
+from tests.memory.conftest import capture_args
+
+PURPOSE = "purpose:release-engineering"
+SECRET_TEXT = "Rotation runbook: deploy keys live in the vault, never in the repo."
+
+
+def _profile(tmp_path: Path) -> Path:
+    return init_host(
+        tmp_path / "host",
+        tenant="t",
+        workspace="w",
+        principal="alice",
+        purpose=PURPOSE,
+        grants=["all"],
+    )
+
+
+def _call(server: StdioClient, name: str, arguments: dict[str, Any], **extra: Any) -> Any:
+    return server.request("tools/call", {"name": name, "arguments": arguments, **extra})
+
+
+def _value(reply: dict[str, Any]) -> Any:
+    envelope = reply["result"]["structuredContent"]
+    assert envelope["ok"] is True, envelope
+    return envelope["output"]["value"]
+
+
+def _admit(server: StdioClient, key: str = "r1") -> str:
+    arguments = capture_args(text=SECRET_TEXT, key=f"{key}.capture-000001")
+    arguments["payload"]["valid_time"] = {"t": int(time.time() * 1000) - 60_000}
+    candidate = _value(_call(server, "engram_memory_capture", arguments))["candidate_id"]
+    admitted = _value(
+        _call(
+            server,
+            "engram_memory_request_admission",
+            {"candidate_id": candidate, "idempotency_key": f"{key}.admission-0001"},
+        )
+    )
+    return str(admitted["outcome"]["record_id"])
+
+
+def _forget(record: str) -> dict[str, Any]:
+    return {
+        "record_id": record,
+        "idempotency_key": "forget-key-000001",
+        "reason_ref": "reason:obsolete",
+    }
+
+
+def _legacy(server: StdioClient, capabilities: dict[str, Any]) -> None:
+    server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities})
+
+
+def _pending(profile: Path) -> list[dict[str, Any]]:
+    output = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("engram")),
+            "host",
+            "pending",
+            "--json",
+            "--host-profile",
+            str(profile),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    confirmations: list[dict[str, Any]] = json.loads(output)["confirmations"]
+    return confirmations
+
+
+def test_legacy_dialog_shows_operation_target_and_reason_never_memory_text(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    server = start_server("--host-profile", str(_profile(tmp_path)))
+    _legacy(server, {"elicitation": {}})
+    record = _admit(server)
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 90,
+            "method": "tools/call",
+            "params": {"name": "engram_memory_forget", "arguments": _forget(record)},
+        }
+    )
+    ask = server.receive()
+    assert ask["method"] == "elicitation/create"
+    message = ask["params"]["message"]
+    assert message == f"An agent asks to forget {record} (reason: reason:obsolete)."
+    assert "vault" not in json.dumps(ask)
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": ask["id"],
+            "result": {"action": "accept", "content": {"approve": True}},
+        }
+    )
+    value = _value(server.receive())
+    assert value["receipt"]["to_state"] == "tombstoned"
+    assert value["projection_invalidation"] == "complete"
+    assert value["coverage_receipt_digest"].startswith("sha256:")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"action": "decline"},
+        {"action": "cancel"},
+        {"action": "accept", "content": {"approve": False}},
+    ],
+)
+def test_legacy_dialog_anything_but_approval_executes_nothing(
+    start_server: StartServer, tmp_path: Path, answer: dict[str, Any]
+) -> None:
+    profile = _profile(tmp_path)
+    server = start_server("--host-profile", str(profile))
+    _legacy(server, {"elicitation": {"form": {}}})
+    record = _admit(server)
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 90,
+            "method": "tools/call",
+            "params": {"name": "engram_memory_forget", "arguments": _forget(record)},
+        }
+    )
+    ask = server.receive()
+    server.send({"jsonrpc": "2.0", "id": ask["id"], "result": answer})
+    reply = server.receive()["result"]
+    assert reply["isError"] is True
+    assert reply["structuredContent"]["error"]["code"] == "gate_failed"
+    assert _pending(profile) == []
+    got = _call(server, "engram_memory_get", {"record_id": record, "purpose_ref": PURPOSE})
+    assert got["result"]["structuredContent"]["ok"] is True
+
+
+def test_modern_dialog_is_an_input_required_round_trip(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    server = start_server("--host-profile", str(_profile(tmp_path)))
+    record = _admit(server)
+    meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+    first = _call(server, "engram_memory_forget", _forget(record), _meta=meta)["result"]
+    assert first["resultType"] == "input_required"
+    request = first["inputRequests"]["confirm"]
+    assert request["method"] == "elicitation/create"
+    assert request["params"]["message"] == (
+        f"An agent asks to forget {record} (reason: reason:obsolete)."
+    )
+    answer = {"confirm": {"action": "accept", "content": {"approve": True}}}
+    final = _call(
+        server,
+        "engram_memory_forget",
+        _forget(record),
+        _meta=meta,
+        requestState=first["requestState"],
+        inputResponses=answer,
+    )["result"]
+    assert final["resultType"] == "complete"
+    assert final["structuredContent"]["output"]["value"]["receipt"]["to_state"] == "tombstoned"
+
+
+def test_without_a_dialog_the_host_confirms_and_the_agent_retries(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    profile = _profile(tmp_path)
+    server = start_server("--host-profile", str(profile))
+    _legacy(server, {})
+    record = _admit(server)
+    refused = _call(server, "engram_memory_forget", _forget(record))["result"]
+    assert refused["structuredContent"]["error"]["code"] == "gate_failed"
+    [request] = _pending(profile)
+    assert (request["tool"], request["target"], request["reason"]) == (
+        "forget",
+        record,
+        "reason:obsolete",
+    )
+    subprocess.run(
+        [
+            str(Path(sys.executable).with_name("engram")),
+            "host",
+            "confirm",
+            request["request_id"],
+            "--host-profile",
+            str(profile),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    value = _value(_call(server, "engram_memory_forget", _forget(record)))
+    assert value["receipt"]["to_state"] == "tombstoned"
+    search = _call(
+        server, "engram_memory_search", {"query": "rotation runbook", "purpose_ref": PURPOSE}
+    )
+    assert _value(search)["records"] == []
+
+
+async def _sdk_withdraw(params: StdioServerParameters, mode: str) -> Any:
+    asked: list[str] = []
+
+    async def approve(context: Any, request: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(request.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with Client(params, mode=mode, cache=None, elicitation_callback=approve) as client:  # type: ignore[arg-type]
+        arguments = capture_args(key="sdk-capture-key-0001")
+        captured = await client.call_tool("engram_memory_capture", arguments)
+        candidate = captured.structured_content["output"]["value"]["candidate_id"]
+        withdrawn = await client.call_tool(
+            "engram_memory_withdraw",
+            {
+                "candidate_id": candidate,
+                "idempotency_key": "sdk-withdraw-key-01",
+                "reason_ref": "reason:mistake",
+            },
+        )
+    return asked, candidate, withdrawn.structured_content
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_sdk_client_confirms_a_withdrawal_in_the_dialog(tmp_path: Path, mode: str) -> None:
+    command = server_command()
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "--host-profile", str(_profile(tmp_path))],
+        cwd=str(tmp_path),
+        env={"PATH": os.environ.get("PATH", "")},
+    )
+    asked, candidate, envelope = anyio.run(_sdk_withdraw, params, mode)
+    assert asked == [f"An agent asks to withdraw {candidate} (reason: reason:mistake)."]
+    value = envelope["output"]["value"]
+    assert (value["receipt"]["from_state"], value["receipt"]["to_state"]) == (
+        "pending",
+        "withdrawn",
+    )
+    assert value["key_destruction"] == "complete"
