@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MODERN_META", "StdioClient", "server_command"]
+__all__ = ["MODERN_META", "StdioClient", "Trace", "server_command"]
 
 MODERN_META: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

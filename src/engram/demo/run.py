@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from engram.demo import protocol_scene, transcript
+from engram.demo import governed_scene, protocol_scene, transcript
 from engram.demo.client import StdioClient
 
 __all__ = ["run_demo"]
@@ -19,8 +21,11 @@ def _trace(direction: str, message: dict[str, Any] | bytes) -> None:
 
 def run_demo() -> int:
     """Run every part; return the server's exit status (0 when all went well)."""
-    with StdioClient(trace=_trace) as client:
-        protocol_scene.run(client)
-        status = client.close()
-    transcript.heading(f"engram-mcp exited with status {status} at end of input")
+    with tempfile.TemporaryDirectory(prefix="engram-demo-") as directory:
+        workdir = Path(directory)
+        with StdioClient(cwd=workdir, trace=_trace) as client:
+            protocol_scene.run(client)
+            status = client.close()
+        transcript.note(f"engram-mcp exited with status {status} at end of input")
+        governed_scene.run(workdir, _trace)
     return status
