@@ -1,0 +1,147 @@
+"""Approval tokens: proof that a proposal exists, kept as a hash in pending-approvals.json.
+
+A token is 192 random bits (URL-safe text), shown once to the agent. The file (which
+Git ignores) stores only its SHA-256, the workspace it is bound to, the proposal's
+exact candidates with their frozen verdicts, and a digest over them, so a pending
+candidate edited in the file fails the integrity check. A token expires after 30
+minutes and works once; a proposal the human declined in the dialog keeps its entry,
+so a later commit with its token is told why it fails. The token proves a proposal
+exists, not that a human approved it: the host's permission prompt on
+``engram_commit`` (or the dialog) is the human gate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from engram.canonical import digest
+from engram.errors import ProjectError
+
+__all__ = [
+    "TOKEN_TTL_MS",
+    "ApprovalDeclined",
+    "ApprovalError",
+    "ApprovalTampered",
+    "Pending",
+    "Proposals",
+]
+
+TOKEN_TTL_MS: Final = 30 * 60 * 1000
+
+
+class ApprovalError(ProjectError):
+    """The token cannot be used: unknown, expired, used, or for another workspace."""
+
+    code = "APPROVAL_INVALID"
+    message = "The approval token cannot be used."
+
+
+class ApprovalDeclined(ApprovalError):
+    code = "APPROVAL_DECLINED"
+    message = "approval was declined in the approval dialog"
+
+
+class ApprovalTampered(ApprovalError):
+    code = "APPROVAL_TAMPERED"
+    message = "The pending proposal was edited; propose again."
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A stored proposal."""
+
+    kind: str
+    candidates: list[dict[str, Any]]
+    verdicts: list[dict[str, str]]
+    scope: str
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class Proposals:
+    """The pending proposals of one workspace."""
+
+    def __init__(self, path: Path, workspace: str, clock: Any = None) -> None:
+        self.path = path
+        self.workspace = hashlib.sha256(workspace.encode("utf-8")).hexdigest()
+        self._now = clock or (lambda: int(time.time() * 1000))
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[dict[str, Any]]:
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        with lock_path.open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            data = self._read()
+            yield data
+            data["proposals"] = {
+                key: entry
+                for key, entry in data["proposals"].items()
+                if entry["expires_ms"] > self._now()
+            }
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            temporary.replace(self.path)
+
+    def _read(self) -> dict[str, Any]:
+        if not self.path.exists():
+            return {"version": 1, "proposals": {}}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ApprovalTampered(f"{self.path} does not parse") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("proposals"), dict):
+            raise ApprovalTampered(f"{self.path} has an unexpected shape")
+        return data
+
+    def create(self, pending: Pending, state: str = "pending") -> str:
+        """Store a proposal; the token (the only time it exists in the clear)."""
+        token = secrets.token_urlsafe(24)
+        entry = {
+            "workspace": self.workspace,
+            "kind": pending.kind,
+            "scope": pending.scope,
+            "candidates": pending.candidates,
+            "verdicts": pending.verdicts,
+            "state": state,
+            "created_ms": self._now(),
+            "expires_ms": self._now() + TOKEN_TTL_MS,
+        }
+        entry["candidates_digest"] = self._digest(entry)
+        with self._locked() as data:
+            data["proposals"][_hash(token)] = entry
+        return token
+
+    @staticmethod
+    def _digest(entry: dict[str, Any]) -> str:
+        return digest(
+            "proposal",
+            {key: entry[key] for key in ("workspace", "kind", "scope", "candidates", "verdicts")},
+        )
+
+    def take(self, token: str) -> Pending:
+        """Use a token once: the proposal it proves, or why it cannot be used."""
+        with self._locked() as data:
+            entry = data["proposals"].get(_hash(token))
+            if entry is None:
+                raise ApprovalError("unknown, expired or already used approval_token")
+            if entry.get("workspace") != self.workspace:
+                raise ApprovalError("approval_token belongs to another workspace")
+            if entry.get("state") == "declined":
+                raise ApprovalDeclined("approval was declined in the approval dialog")
+            if entry.get("state") != "pending":
+                raise ApprovalError("approval_token was already used")
+            if entry.get("candidates_digest") != self._digest(entry):
+                raise ApprovalTampered("the pending candidates were edited; propose again")
+            entry["state"] = "used"
+        return Pending(entry["kind"], entry["candidates"], entry["verdicts"], entry["scope"])

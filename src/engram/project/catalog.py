@@ -1,0 +1,120 @@
+"""Keeping the derived index in step with the memory files.
+
+The first call fingerprints every file (mtime, size); a changed fingerprint means
+the file is read, hashed and parsed again. With a change source (inotify in a
+long-running server) later calls look only at what changed; without one every call
+compares fingerprints. A file that cannot be parsed is recorded with its reason and
+reported; it never stops the others from loading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from engram.errors import ProjectError
+from engram.project.layout import Layout
+from engram.project.memory_file import FOLDERS, Memory, parse_memory
+from engram.project.ports import ChangeSource, FileState, MemoryIndex
+
+__all__ = ["Catalog"]
+
+_EXPECTED = {folder: memory_type for memory_type, folder in FOLDERS.items()}
+
+
+class Catalog:
+    """The memory files of the project's layout and the global one, mirrored into an index."""
+
+    def __init__(
+        self, layouts: list[Layout], index: MemoryIndex, changes: ChangeSource | None
+    ) -> None:
+        self.layouts = layouts
+        self.index = index
+        self._changes = changes
+        self._scanned = False
+
+    def refresh(self) -> None:
+        """Bring the index up to date with the files."""
+        touched = self._changes.drain() if self._changes is not None else None
+        if not self._scanned or touched is None:
+            self._full_scan()
+            self._scanned = True
+            return
+        known = self.index.files()
+        changed, removed = [], []
+        for path in sorted(touched):
+            layout = self._owner(path)
+            if path.suffix != ".md" or layout is None:
+                continue
+            relative = layout.relative(path)
+            parsed = self._read(path, relative, known.get(relative), trust_fingerprint=False)
+            if parsed is None and not path.exists():
+                removed.append(relative)
+            elif parsed is not None:
+                changed.append(parsed)
+        if changed or removed:
+            self.index.update(changed, removed)
+
+    def _owner(self, path: Path) -> Layout | None:
+        for layout in self.layouts:
+            if path.parent in layout.memory_folders():
+                return layout
+        return None
+
+    def _full_scan(self) -> None:
+        known = self.index.files()
+        seen, changed = set(), []
+        for layout, folder in ((lay, f) for lay in self.layouts for f in lay.memory_folders()):
+            if not folder.is_dir():
+                continue
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if not entry.name.endswith(".md") or not entry.is_file():
+                        continue
+                    relative = layout.relative(Path(entry.path))
+                    seen.add(relative)
+                    parsed = self._read(
+                        Path(entry.path), relative, known.get(relative), trust_fingerprint=True
+                    )
+                    if parsed is not None:
+                        changed.append(parsed)
+        removed = sorted(set(known) - seen)
+        if changed or removed:
+            self.index.update(changed, removed)
+
+    def _read(
+        self, path: Path, relative: str, known: FileState | None, trust_fingerprint: bool
+    ) -> tuple[FileState, Memory | None] | None:
+        """The new state of a file, or ``None`` when unchanged (or gone).
+
+        A scan trusts (mtime, size); a path the change source reported is hashed,
+        since two writes within one timestamp tick can keep both the same.
+        """
+        try:
+            info = path.stat()
+            fingerprint = (info.st_mtime_ns, info.st_size)
+            if trust_fingerprint and known and (known.mtime_ns, known.size) == fingerprint:
+                return None
+            data = path.read_bytes()
+        except OSError:
+            return None
+        digest = hashlib.sha256(data).hexdigest()
+        if known is not None and known.sha256 == digest and not trust_fingerprint:
+            return None
+        memory, problem = self._parse(path, data)
+        return FileState(
+            relative, info.st_mtime_ns, info.st_size, digest, memory.id if memory else None, problem
+        ), memory
+
+    def _parse(self, path: Path, data: bytes) -> tuple[Memory | None, str | None]:
+        expected = _EXPECTED.get(path.parent.name)
+        try:
+            memory = parse_memory(data.decode("utf-8"), expected)
+        except UnicodeDecodeError:
+            return None, "not UTF-8 text"
+        except ProjectError as error:
+            return None, error.detail
+        if memory.id != path.stem:
+            return None, f"file name does not match id {memory.id}"
+        return memory, None

@@ -1,0 +1,98 @@
+"""The project's JSON configuration (``.agents/.engram/config.json``).
+
+Roles, the rule-variant mode, load defaults and MCP settings. A missing file means
+the defaults; a file that does not parse or holds an out-of-range value is an error
+naming the file and the key, never silently replaced.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from engram.errors import ProjectError
+
+__all__ = ["RULE_VARIANTS", "Config", "ConfigError", "load_config", "save_config"]
+
+RULE_VARIANTS: Final = ("off", "light", "balanced", "strict")
+_RANGES: Final = {
+    ("load", "budget_tokens"): (200, 16_000, 1_600),
+    ("load", "max_memories"): (1, 32, 8),
+    ("load", "working_ttl_days"): (1, 365, 7),
+    ("load", "session_budget_tokens"): (100, 16_000, 1_500),
+    ("mcp", "resource_limit"): (0, 200, 20),
+}
+
+
+class ConfigError(ProjectError):
+    code = "INVALID_CONFIG"
+    message = "The project configuration is invalid."
+
+
+@dataclass(frozen=True)
+class Config:
+    roles: tuple[str, ...] = ()
+    rule_variant: str = "balanced"
+    numbers: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def number(self, section: str, key: str) -> int:
+        return self.numbers.get((section, key), _RANGES[(section, key)][2])
+
+    @property
+    def budget_tokens(self) -> int:
+        return self.number("load", "budget_tokens")
+
+    @property
+    def max_memories(self) -> int:
+        return self.number("load", "max_memories")
+
+    @property
+    def working_ttl_days(self) -> int:
+        return self.number("load", "working_ttl_days")
+
+    @property
+    def resource_limit(self) -> int:
+        return self.number("mcp", "resource_limit")
+
+    def with_roles(self, roles: tuple[str, ...]) -> Config:
+        return replace(self, roles=roles)
+
+    def with_variant(self, variant: str) -> Config:
+        return replace(self, rule_variant=variant)
+
+
+def load_config(path: Path) -> Config:
+    if not path.exists():
+        return Config()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeError, ValueError) as exc:
+        raise ConfigError(f"{path}: does not parse as JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: must be a JSON object")
+    roles = data.get("roles", [])
+    variant = data.get("rule_variant", "balanced")
+    if not isinstance(roles, list) or not all(isinstance(role, str) for role in roles):
+        raise ConfigError(f"{path}: roles must be a list of strings")
+    if variant not in RULE_VARIANTS:
+        raise ConfigError(f"{path}: rule_variant must be one of {', '.join(RULE_VARIANTS)}")
+    numbers = {}
+    for (section, key), (low, high, _) in _RANGES.items():
+        value = data.get(section, {}).get(key) if isinstance(data.get(section), dict) else None
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigError(f"{path}: {section}.{key} must be a whole number {low}..{high}")
+        numbers[(section, key)] = value
+    return Config(tuple(sorted(set(roles))), variant, numbers)
+
+
+def save_config(path: Path, config: Config) -> None:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data["roles"] = list(config.roles)
+    data["rule_variant"] = config.rule_variant
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    temporary.replace(path)

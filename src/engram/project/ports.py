@@ -1,0 +1,52 @@
+"""What project memory needs from its derived index and from the file system watcher."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from engram.project.memory_file import Memory
+
+__all__ = ["ChangeSource", "FileState", "MemoryIndex"]
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index knows of one file (paths relative to ``.agents/.engram``)."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    sha256: str
+    memory_id: str | None
+    problem: str | None
+
+
+class MemoryIndex(Protocol):
+    """The derived, rebuildable index of the memory files."""
+
+    def files(self) -> dict[str, FileState]: ...
+
+    def update(
+        self, changed: Iterable[tuple[FileState, Memory | None]], removed: Iterable[str]
+    ) -> None: ...
+
+    def memories(self) -> list[Memory]: ...
+
+    def memory(self, memory_id: str) -> Memory | None: ...
+
+    def problems(self) -> list[tuple[str, str]]: ...
+
+    def search(self, text: str, limit: int) -> list[tuple[str, float, list[str]]]: ...
+
+    def count_use(self, memory_ids: Iterable[str]) -> None: ...
+
+    def most_used(self, limit: int) -> list[str]: ...
+
+
+class ChangeSource(Protocol):
+    """Paths changed since the last call, or ``None`` when everything must be rescanned."""
+
+    def drain(self) -> set[Path] | None: ...

@@ -1,0 +1,253 @@
+"""Proposals: candidate memories, their deterministic verdicts and the numbered preview.
+
+Candidates arrive as ``engram_save`` text or as lines of the upstream grammar::
+
+    TYPE: rule|skill|workflow|knowledge | TEXT: ... [| CONTEXT: ...] [| ORIGIN: ...]
+    [| TRIGGERS: a,b] [| DEPENDS_ON: id] [| LEVEL: advanced] [| UPDATE: id] [| PARENT: id,id]
+
+Each candidate gets one verdict, computed only from the candidate and the current
+memory files, so the same inputs always give the same verdicts:
+
+- ``NOOP duplicate of <id>``: a memory already says exactly this (same normalized
+  content: case, spacing and punctuation aside);
+- ``UPDATE <id>``: ``UPDATE:`` names an existing memory, or one has the same id;
+- ``SUPERSEDE <id>``: a memory of the same type is closely related (word-set
+  Jaccard similarity of at least :data:`RELATED_SIMILARITY` among the
+  ``query_level`` best BM25 matches): the candidate would replace it;
+- ``ADD``: otherwise.
+
+Candidates holding credential-like text are refused before any preview.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from engram.errors import ProjectError
+from engram.project.memory_file import TYPES, Memory, new_memory, title_for
+
+__all__ = [
+    "DEFAULT_QUERY_LEVEL",
+    "RELATED_SIMILARITY",
+    "Candidate",
+    "CandidateError",
+    "SecretRefused",
+    "Verdict",
+    "parse_candidate_lines",
+    "preview",
+    "refuse_secrets",
+    "verdict_for",
+]
+
+RELATED_SIMILARITY: Final = 0.6
+DEFAULT_QUERY_LEVEL: Final = 8
+_FIELDS: Final = (
+    "TYPE",
+    "TEXT",
+    "CONTEXT",
+    "ORIGIN",
+    "TRIGGERS",
+    "DEPENDS_ON",
+    "LEVEL",
+    "UPDATE",
+    "PARENT",
+)
+
+
+class CandidateError(ProjectError):
+    code = "INVALID_CANDIDATE"
+    message = "A candidate is invalid."
+
+
+class SecretRefused(ProjectError):
+    code = "SECRET_REFUSED"
+    message = "Credential-like content is never saved."
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One proposed memory."""
+
+    type: str
+    text: str
+    context: str = ""
+    origin: str = ""
+    triggers: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    level: str = ""
+    update: str = ""
+    parent: tuple[str, ...] = ()
+    scope: str = "workspace"
+    roles: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            key: list(value) if isinstance(value, tuple) else value
+            for key, value in self.__dict__.items()
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Candidate:
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            values[key] = tuple(value) if isinstance(value, list) else value
+        return cls(**values)
+
+    def memory(self) -> Memory:
+        fields: dict[str, Any] = {}
+        if self.triggers:
+            fields["triggers"] = list(self.triggers)
+        if self.depends_on:
+            fields["depends_on"] = list(self.depends_on)
+        if self.parent:
+            fields["parent"] = list(self.parent)
+        if self.level:
+            fields["level"] = self.level
+        if self.roles:
+            fields["role"] = list(self.roles)
+        return new_memory(
+            self.type,
+            self.text,
+            scope=self.scope,
+            context=self.context,
+            origin=self.origin,
+            fields=fields,
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: str
+    target: str = ""
+
+    def line(self) -> str:
+        if self.kind == "NOOP":
+            return f"NOOP duplicate of {self.target}"
+        return f"{self.kind} {self.target}".strip()
+
+
+def _list(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def parse_candidate_lines(
+    text: str, scope: str = "workspace", roles: tuple[str, ...] = ()
+) -> list[Candidate]:
+    """Candidates from grammar lines; blank lines and ``#`` comments are ignored."""
+    candidates = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        values: dict[str, str] = {}
+        for part in re.split(r"\s+\|\s+", line.strip()):
+            key, sep, value = part.partition(":")
+            key = key.strip().upper()
+            if not sep or key not in _FIELDS:
+                raise CandidateError(f"line {number}: expected FIELD: value, got {part[:40]!r}")
+            values[key] = value.strip()
+        candidates.append(_candidate(values, number, scope, roles))
+    if not candidates:
+        raise CandidateError("no candidates: write one 'TYPE: ... | TEXT: ...' line per memory")
+    return candidates
+
+
+def _candidate(
+    values: dict[str, str], number: int, scope: str, roles: tuple[str, ...]
+) -> Candidate:
+    kind = values.get("TYPE", "").lower()
+    kind = "skill" if kind == "workflow" else kind
+    if kind not in TYPES:
+        raise CandidateError(f"line {number}: TYPE must be rule, skill, workflow or knowledge")
+    if not values.get("TEXT"):
+        raise CandidateError(f"line {number}: TEXT is required")
+    return Candidate(
+        type=kind,
+        text=values["TEXT"],
+        context=values.get("CONTEXT", ""),
+        origin=values.get("ORIGIN", ""),
+        triggers=_list(values.get("TRIGGERS", "")),
+        depends_on=_list(values.get("DEPENDS_ON", "")),
+        level=values.get("LEVEL", ""),
+        update=values.get("UPDATE", ""),
+        parent=_list(values.get("PARENT", "")),
+        scope=scope,
+        roles=roles,
+    )
+
+
+def refuse_secrets(candidates: list[Candidate]) -> None:
+    """Refuse (before any preview) candidates holding credential-like text."""
+    from engram.safety.secrets import find_secrets
+
+    for number, candidate in enumerate(candidates, start=1):
+        text = "\n".join([candidate.text, candidate.context, candidate.origin])
+        findings = find_secrets(text)
+        if findings:
+            kinds = ", ".join(sorted({finding.kind for finding in findings}))
+            raise SecretRefused(f"candidate {number} holds credential-like content ({kinds})")
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def normalized(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _content(memory: Memory) -> str:
+    content = memory.section("Content") or memory.body
+    lines = [
+        line.removeprefix("- ")
+        for line in content.splitlines()
+        if not line.startswith("- Context:")
+    ]
+    return "\n".join(lines)
+
+
+def verdict_for(
+    candidate: Candidate,
+    memories: dict[str, Memory],
+    related: list[str],
+) -> Verdict:
+    """The verdict of one candidate; ``related`` are BM25 matches, best first."""
+    if candidate.update:
+        if candidate.update not in memories:
+            raise CandidateError(f"UPDATE names an unknown memory {candidate.update!r}")
+        return Verdict("UPDATE", candidate.update)
+    text = normalized(candidate.text)
+    for memory_id in sorted(memories):
+        if (
+            memories[memory_id].tier != "working"
+            and normalized(_content(memories[memory_id])) == text
+        ):
+            return Verdict("NOOP", memory_id)
+    own_id = candidate.memory().id
+    if own_id in memories and memories[own_id].tier != "working":
+        return Verdict("UPDATE", own_id)
+    words = _words(candidate.text)
+    for memory_id in related:
+        other = memories.get(memory_id)
+        if other is None or other.type != candidate.type or other.tier == "working":
+            continue
+        theirs = _words(_content(other))
+        if words and theirs and len(words & theirs) / len(words | theirs) >= RELATED_SIMILARITY:
+            return Verdict("SUPERSEDE", memory_id)
+    return Verdict("ADD")
+
+
+def preview(candidates: list[Candidate], verdicts: list[Verdict]) -> str:
+    """Deterministic numbered preview, one block per candidate."""
+    out = []
+    for number, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True), 1):
+        memory = candidate.memory()
+        title = title_for(candidate.text, candidate.type)
+        out.append(f"{number}. Verdict: {verdict.line()}")
+        out.append(f"   Type: {candidate.type} | Id: {memory.id} | Scope: {candidate.scope}")
+        out.append(f"   Title: {title}")
+        out.append(f"   Text: {' '.join(candidate.text.split())}")
+        if candidate.context:
+            out.append(f"   Context: {' '.join(candidate.context.split())}")
+    return "\n".join(out)

@@ -1,0 +1,142 @@
+"""Routing: which memories a task gets, in which order, and why the others do not.
+
+1. Hidden before ranking: archived or superseded lifecycle, low confidence, a role
+   mismatch (when both the memory and the configuration name roles), an expired
+   working note (past ``valid_until``), and working notes unless asked for.
+2. Ranking: BM25 hits for the query (or, for the query ``current session``, every
+   rule plus memories tagged ``session-start``, ``always-load``, ``start-session`` or
+   ``always``).
+3. Order: rules first, then decisions (tagged ``decision``), then the rest; by score
+   within a class, then by id, so the same files and query give the same order.
+4. Dependencies (``depends_on``) of a selected memory come just before it, deepest
+   first, within the memory limit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Final
+
+from engram.project.memory_file import Memory
+
+__all__ = ["SESSION_QUERY", "SESSION_TAGS", "Omission", "Routed", "Routing", "route"]
+
+SESSION_QUERY: Final = "current session"
+SESSION_TAGS: Final = frozenset({"session-start", "always-load", "start-session", "always"})
+
+
+@dataclass(frozen=True)
+class Routed:
+    """A selected memory and how it was chosen."""
+
+    memory: Memory
+    how: str
+    score: float
+    terms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Omission:
+    memory_id: str
+    reason: str
+
+
+@dataclass
+class Routing:
+    selected: list[Routed] = field(default_factory=list)
+    omitted: list[Omission] = field(default_factory=list)
+
+
+def hidden_reason(memory: Memory, roles: tuple[str, ...], today: str, notes: bool) -> str | None:
+    """Why a memory is hidden before ranking, or ``None``."""
+    if memory.lifecycle in ("archived", "superseded"):
+        return "lifecycle"
+    if memory.get("confidence") == "low":
+        return "low-relevance"
+    memory_roles = memory.items("role")
+    if memory_roles and roles and not set(memory_roles) & set(roles):
+        return "profile"
+    if memory.tier == "working":
+        until = str(memory.get("valid_until", ""))
+        if until and until < today:
+            return "lifecycle"
+        if not notes:
+            return "scope"
+    return None
+
+
+def _class(memory: Memory) -> int:
+    if memory.type == "rule":
+        return 0
+    return 1 if "decision" in memory.tags else 2
+
+
+def route(
+    memories: dict[str, Memory],
+    hits: list[tuple[str, float, list[str]]],
+    query: str,
+    roles: tuple[str, ...],
+    limit: int,
+    notes: bool = True,
+    today: str | None = None,
+) -> Routing:
+    """Route ``query`` over ``memories`` given its BM25 ``hits``."""
+    day = today or dt.date.today().isoformat()
+    routing = Routing()
+    candidates: list[Routed] = []
+    if " ".join(query.lower().split()) == SESSION_QUERY:
+        chosen = [m for m in memories.values() if m.type == "rule" or SESSION_TAGS & set(m.tags)]
+        candidates = [Routed(m, "direct", 0.0) for m in chosen]
+    else:
+        candidates = [
+            Routed(memories[mid], "direct", score, tuple(terms))
+            for mid, score, terms in hits
+            if mid in memories
+        ]
+    visible = []
+    for routed in candidates:
+        reason = hidden_reason(routed.memory, roles, day, notes)
+        if reason is None:
+            visible.append(routed)
+        else:
+            routing.omitted.append(Omission(routed.memory.id, reason))
+    visible.sort(key=lambda r: (_class(r.memory), -r.score, r.memory.id))
+    for routed in visible:
+        if len(routing.selected) >= limit:
+            routing.omitted.append(Omission(routed.memory.id, "low-relevance"))
+            continue
+        if routed.memory.id in {r.memory.id for r in routing.selected}:
+            continue
+        _with_dependencies(routed, memories, roles, day, limit, routing)
+    return routing
+
+
+def _with_dependencies(
+    routed: Routed,
+    memories: dict[str, Memory],
+    roles: tuple[str, ...],
+    today: str,
+    limit: int,
+    routing: Routing,
+) -> None:
+    chosen = {r.memory.id for r in routing.selected}
+    order: list[str] = []
+
+    def visit(memory_id: str, trail: tuple[str, ...]) -> None:
+        memory = memories.get(memory_id)
+        if memory is None or memory_id in trail or memory_id in chosen or memory_id in order:
+            return
+        for dependency in memory.items("depends_on"):
+            visit(dependency, (*trail, memory_id))
+        order.append(memory_id)
+
+    for dependency in routed.memory.items("depends_on"):
+        visit(dependency, (routed.memory.id,))
+    for memory_id in order:
+        memory = memories[memory_id]
+        if len(routing.selected) >= limit - 1:
+            routing.omitted.append(Omission(memory_id, "budget"))
+        elif hidden_reason(memory, roles, today, notes=True) is None:
+            routing.selected.append(Routed(memory, "dependency", 0.0))
+    routing.selected.append(routed)

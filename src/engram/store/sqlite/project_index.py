@@ -1,0 +1,209 @@
+"""The derived index of project memory: a SQLite file next to the memory files.
+
+It mirrors the files (never the source of truth): each file's fingerprint (mtime,
+size, SHA-256), its parsed memory or the reason it is invalid, an FTS5 table for
+BM25 search (porter stemming, title weighted above tags above body), and usage
+counts (which survive re-indexing, because they are not derived from the files).
+Deleting the file loses nothing but time: the next call rebuilds it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from engram.project.memory_file import Memory
+from engram.project.ports import FileState
+from engram.search.lexical import quoted, terms
+from engram.store.sqlite.database import Database, migration
+
+__all__ = ["ProjectIndex"]
+
+SCHEMA = "project-index"
+
+
+@migration(SCHEMA, 1)
+def _create(db: sqlite3.Connection) -> None:
+    for statement in (
+        "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL,"
+        " size INTEGER NOT NULL, sha256 TEXT NOT NULL, memory_id TEXT, problem TEXT)",
+        "CREATE TABLE memories (rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
+        " path TEXT NOT NULL, type TEXT NOT NULL, scope TEXT NOT NULL, title TEXT NOT NULL,"
+        " fields TEXT NOT NULL, body TEXT NOT NULL)",
+        "CREATE VIRTUAL TABLE memories_fts USING fts5(title, tags, body,"
+        " tokenize='porter unicode61 remove_diacritics 2')",
+        "CREATE TABLE usage (id TEXT PRIMARY KEY, count INTEGER NOT NULL)",
+    ):
+        db.execute(statement)
+
+
+class ProjectIndex:
+    """The index of one project's memory files."""
+
+    def __init__(self, path: Path) -> None:
+        self.database = Database(path, "normal")
+        self.database.migrate(SCHEMA)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self.database.transaction(durable=False) as db:
+            yield db
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self.database.snapshot() as db:
+            yield db
+
+    # --- files ---------------------------------------------------------------------
+
+    def files(self) -> dict[str, FileState]:
+        with self._read() as db:
+            return {row[0]: FileState(*row) for row in db.execute("SELECT * FROM files")}
+
+    def update(
+        self, changed: Iterable[tuple[FileState, Memory | None]], removed: Iterable[str]
+    ) -> None:
+        """Apply parsed files and removals in one transaction."""
+        with self._write() as db:
+            for path in removed:
+                self._forget_file(db, path)
+            for state, memory in changed:
+                self._forget_file(db, state.path)
+                problem = state.problem
+                if memory is not None and problem is None:
+                    problem = self._add_memory(db, state.path, memory)
+                db.execute(
+                    "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        state.path,
+                        state.mtime_ns,
+                        state.size,
+                        state.sha256,
+                        memory.id if memory is not None and problem is None else None,
+                        problem,
+                    ),
+                )
+
+    def _forget_file(self, db: sqlite3.Connection, path: str) -> None:
+        row = db.execute(
+            "SELECT rowid, title, fields, body FROM memories WHERE path = ?", (path,)
+        ).fetchone()
+        if row is not None:
+            tags = " ".join(json.loads(row[2]).get("tags", []))
+            db.execute(
+                "INSERT INTO memories_fts (memories_fts, rowid, title, tags, body)"
+                " VALUES ('delete', ?, ?, ?, ?)",
+                (row[0], row[1], tags, row[3]),
+            )
+            db.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
+        db.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def _add_memory(self, db: sqlite3.Connection, path: str, memory: Memory) -> str | None:
+        clash = db.execute("SELECT path FROM memories WHERE id = ?", (memory.id,)).fetchone()
+        if clash is not None:
+            return f"duplicate id {memory.id} (also in {clash[0]})"
+        cursor = db.execute(
+            "INSERT INTO memories (id, path, type, scope, title, fields, body)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory.id,
+                path,
+                memory.type,
+                memory.scope,
+                memory.title,
+                json.dumps(memory.fields, sort_keys=True),
+                memory.body,
+            ),
+        )
+        db.execute(
+            "INSERT INTO memories_fts (rowid, title, tags, body) VALUES (?, ?, ?, ?)",
+            (cursor.lastrowid, memory.title, " ".join(memory.tags), memory.body),
+        )
+        return None
+
+    # --- memories ------------------------------------------------------------------
+
+    def memories(self) -> list[Memory]:
+        """Every valid memory, ordered by id."""
+        with self._read() as db:
+            return [
+                _memory(row)
+                for row in db.execute(
+                    "SELECT id, type, scope, title, body, fields FROM memories ORDER BY id"
+                )
+            ]
+
+    def memory(self, memory_id: str) -> Memory | None:
+        with self._read() as db:
+            row = db.execute(
+                "SELECT id, type, scope, title, body, fields FROM memories WHERE id = ?",
+                (memory_id,),
+            ).fetchone()
+        return _memory(row) if row else None
+
+    def problems(self) -> list[tuple[str, str]]:
+        with self._read() as db:
+            return list(
+                db.execute(
+                    "SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path"
+                )
+            )
+
+    def search(self, text: str, limit: int) -> list[tuple[str, float, list[str]]]:
+        """``(id, score, matched terms)`` by BM25 (title 3x, tags 2x, body 1x), best first."""
+        words = terms(text)
+        match = quoted(words)
+        if match is None:
+            return []
+        with self._read() as db:
+            rows = list(
+                db.execute(
+                    "SELECT m.id, bm25(memories_fts, 3.0, 2.0, 1.0) AS score,"
+                    " m.title || ' ' || m.body FROM memories_fts JOIN memories AS m"
+                    " ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ?"
+                    " ORDER BY score, m.id LIMIT ?",
+                    (match, limit),
+                )
+            )
+        return [
+            (memory_id, round(-score, 6), _matched(words, text_))
+            for memory_id, score, text_ in rows
+        ]
+
+    # --- usage ---------------------------------------------------------------------
+
+    def count_use(self, memory_ids: Iterable[str]) -> None:
+        with self._write() as db:
+            for memory_id in memory_ids:
+                db.execute(
+                    "INSERT INTO usage VALUES (?, 1) ON CONFLICT (id)"
+                    " DO UPDATE SET count = count + 1",
+                    (memory_id,),
+                )
+
+    def most_used(self, limit: int) -> list[str]:
+        with self._read() as db:
+            return [
+                row[0]
+                for row in db.execute(
+                    "SELECT u.id FROM usage AS u JOIN memories AS m ON m.id = u.id"
+                    " ORDER BY u.count DESC, u.id LIMIT ?",
+                    (limit,),
+                )
+            ]
+
+    def close(self) -> None:
+        self.database.close()
+
+
+def _matched(words: list[str], text: str) -> list[str]:
+    lowered = text.lower()
+    return [word for word in words if word in lowered]
+
+
+def _memory(row: tuple[Any, ...]) -> Memory:
+    return Memory(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
