@@ -215,7 +215,7 @@ def test_a_backup_never_holds_pending_rejected_or_withdrawn_candidates(
 
     assert header["records"] == 1
     rows = read_backup(memory.engine.vault.keys, path)
-    assert sorted(rows) == ["audit", "journal", "records", "scope_state"]
+    assert sorted(rows) == ["audit", "journal", "records", "revocations", "scope_state"]
     assert [record["record_id"] for record in rows["records"]] == [kept]
     assert {record["candidate_id"] for record in rows["records"]}.isdisjoint(
         {pending, rejected, withdrawn}

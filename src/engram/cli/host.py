@@ -86,7 +86,8 @@ def init(
 def _memory(profile: Path) -> Any:
     from engram.host.runtime import open_memory
 
-    return open_memory(profile)
+    # The operator's commands do exactly what they say: no sweep on the side.
+    return open_memory(profile, sweep=False)
 
 
 def _maintenance(profile: Path) -> Any:

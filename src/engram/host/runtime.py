@@ -75,13 +75,13 @@ def binding_of(profile: HostProfile, session: str | None = None) -> Binding:
     )
 
 
-def open_memory(profile: Path | HostProfile) -> HostMemory:
-    """Open governed memory as a profile describes it."""
+def open_memory(profile: Path | HostProfile, sweep: bool = True) -> HostMemory:
+    """Open governed memory as a profile describes it (sweeping expiry, unless told not)."""
     from engram.memory.maintenance import Maintenance
 
     loaded = profile if isinstance(profile, HostProfile) else load_profile(profile)
     engine = open_engine(loaded.store, loaded.keys, loaded.policy, durability=loaded.durability)
     memory = HostMemory(engine, binding_of(loaded), loaded)
-    # Expired records are swept to "expired" when memory is opened, and by the host.
-    Maintenance(engine, memory.binding.scope).sweep()
+    if sweep:  # Expired records are swept to "expired" when memory is opened.
+        Maintenance(engine, memory.binding.scope).sweep()
     return memory

@@ -2,8 +2,9 @@
 
 A backup holds what must survive: records (their sealed content and their data keys,
 re-wrapped under the backup key so a later key rotation does not orphan it),
-tombstones (so the tombstone guard survives), the journal, scope state and the audit
-log. It never holds pending, rejected or withdrawn candidates, idempotency outcomes
+tombstones (so the tombstone guard survives), the journal, scope state, revocations
+(a restore must not bring a revoked binding back) and the audit log. It never
+holds pending, rejected or withdrawn candidates, idempotency outcomes
 or confirmations, and a forgotten record has no content key left to back up.
 
 File layout: ``MAGIC``, a 4-byte big-endian header length, the header (canonical

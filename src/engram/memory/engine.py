@@ -108,10 +108,10 @@ class MemoryEngine:
             value = self._run(tool, dict(arguments), binding, audit_id, confirm)
         except PendingConfirmation as pending:
             self._leave_request(tool, binding, arguments, audit_id, pending)
-            return failure(pending, audit_id)
+            return failure(GateFailed(), audit_id)
         except WindowClosed as closed:
             self._spend(closed, tool, binding, arguments, audit_id)
-            return failure(closed, audit_id)
+            return failure(GateFailed(), audit_id)
         except ContractError as error:
             self._audit(tool, binding, arguments, error.code, audit_id, None)
             return failure(error, audit_id)
@@ -203,7 +203,7 @@ class MemoryEngine:
         arguments: Mapping[str, Any],
         audit_id: str,
     ) -> None:
-        entry = self._entry(tool, binding, arguments, closed.code, audit_id, None)
+        entry = self._entry(tool, binding, arguments, GateFailed.code, audit_id, None)
         with self.store.write() as tx:
             if closed.request_id is not None:
                 tx.consume_confirmation(closed.request_id, self.clock())
@@ -251,7 +251,7 @@ class MemoryEngine:
         audit_id: str,
         pending: PendingConfirmation,
     ) -> None:
-        entry = self._entry(tool, binding, arguments, pending.code, audit_id, None)
+        entry = self._entry(tool, binding, arguments, GateFailed.code, audit_id, None)
         with self.store.write() as tx:
             if pending.row is not None:
                 tx.add_confirmation(pending.row)

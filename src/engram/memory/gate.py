@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from engram.canonical import digest
-from engram.errors import GateFailed
 from engram.memory.binding import Binding
 from engram.memory.ports import ConfirmationRow, MemoryTransaction
 
@@ -120,19 +119,19 @@ class NeedsApproval(Exception):
         self.operation = operation
 
 
-class WindowClosed(GateFailed):
+class WindowClosed(Exception):  # control flow: answered as gate_failed
     """The operation did not commit within the execution window; nothing ran.
 
     The approval it consumed stays spent (the engine records that after the rollback).
     """
 
     def __init__(self, request_id: str | None) -> None:
-        super().__init__("execution window passed")
+        super().__init__()
         self.request_id = request_id
 
 
-class PendingConfirmation(GateFailed):
-    """``gate_failed``, with the confirmation request to leave for the host operator.
+class PendingConfirmation(Exception):  # control flow: answered as gate_failed
+    """No live approval: the call is ``gate_failed`` and leaves a confirmation request.
 
     The failing transaction rolls back; the engine stores ``row`` in one of its own.
     """

@@ -26,19 +26,26 @@ def event_digest(scope_id: str, cursor: int, previous: str, body: dict[str, Any]
 
 
 def first_bad_cursor(
-    scope_id: str, events: Iterable[tuple[int, str, str, dict[str, Any]]]
+    scope_id: str,
+    events: Iterable[tuple[int, str, str, dict[str, Any]]],
+    head: tuple[int, str] | None = None,
 ) -> int | None:
-    """Walk a scope's chain; the first cursor whose link or digest is wrong, else None.
+    """Walk a scope's chain; the first cursor that is wrong or missing, else None.
 
-    ``events`` are ``(cursor, event_digest, previous, body)`` in cursor order.
+    ``events`` are ``(cursor, event_digest, previous, body)`` in cursor order;
+    ``head`` is the recorded ``(cursor, digest)`` of the last event, so a chain cut
+    short at its end is caught too.
     """
     expected_previous, expected_cursor = GENESIS, 1
     for cursor, recorded, previous, body in events:
+        if cursor != expected_cursor:
+            return expected_cursor  # a missing event
         if (
-            cursor != expected_cursor
-            or previous != expected_previous
+            previous != expected_previous
             or event_digest(scope_id, cursor, previous, body) != recorded
         ):
             return cursor
         expected_previous, expected_cursor = recorded, cursor + 1
+    if head is not None and head != (expected_cursor - 1, expected_previous):
+        return expected_cursor if head[0] >= expected_cursor else head[0]
     return None

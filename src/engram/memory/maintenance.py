@@ -21,7 +21,7 @@ from engram.memory.engine import MemoryEngine
 from engram.memory.gate import REQUEST_TTL_MS
 from engram.memory.journal import first_bad_cursor
 from engram.memory.lifecycle import HOST_RECORD_TRANSITIONS, check_candidate, check_record
-from engram.memory.ports import ConfirmationRow, MemoryTransaction
+from engram.memory.ports import ConfirmationRow, MemoryTransaction, RecordRow
 from engram.memory.records import index_text
 
 __all__ = ["Maintenance", "PendingItems"]
@@ -138,6 +138,8 @@ class Maintenance:
             if record is None:
                 raise NotFound(f"no record {record_id} in this scope")
             check_record(record.state, allowed)
+            if target == "expired":
+                self._leave_projection_if_ineligible(tx, record)
             tx.update_record(record_id, state=target)
             self._event(
                 tx,
@@ -153,15 +155,11 @@ class Maintenance:
 
     def sweep(self) -> dict[str, int]:
         """Expire records past their instant; retry pending purges. Idempotent."""
-        now, vault = self.engine.clock(), self.engine.vault
+        now = self.engine.clock()
         expired = 0
         with self.engine.store.write() as tx:
             for record in tx.expired_records(self._scope_id, now):
-                body = json.loads(vault.open(tx, record.record_id, self._scope_id, record.sealed))
-                if body["retention"]["derivative_rule"] == "make-ineligible" and tx.indexed(
-                    self._scope_id, record.record_id
-                ):
-                    tx.unindex(self._scope_id, record.record_id, index_text(body["content"]))
+                self._leave_projection_if_ineligible(tx, record)
                 tx.update_record(record.record_id, state="expired")
                 self._event(
                     tx,
@@ -182,6 +180,14 @@ class Maintenance:
         )
         return {"expired": expired, "purged": finished, "purges_pending": len(pending) - finished}
 
+    def _leave_projection_if_ineligible(self, tx: MemoryTransaction, record: RecordRow) -> None:
+        """At expiry a ``make-ineligible`` record leaves the lexical projection."""
+        vault = self.engine.vault
+        body = json.loads(vault.open(tx, record.record_id, self._scope_id, record.sealed))
+        ineligible = body["retention"]["derivative_rule"] == "make-ineligible"
+        if ineligible and tx.indexed(self._scope_id, record.record_id):
+            tx.unindex(self._scope_id, record.record_id, index_text(body["content"]))
+
     def revoke(self, principal: str) -> None:
         """Revoke a principal's binding in this scope (``*``: every principal)."""
         with self.engine.store.write() as tx:
@@ -196,7 +202,9 @@ class Maintenance:
         """Walk the scope's hash chain; the number of events, or ``JOURNAL_CORRUPT``."""
         with self.engine.store.read() as reader:
             events = list(reader.journal(self._scope_id))
-        bad = first_bad_cursor(self._scope_id, events)
+            head = reader.head(self._scope_id)
+        recorded = (head.cursor, head.event_digest) if head.cursor else None
+        bad = first_bad_cursor(self._scope_id, events, recorded)
         if bad is not None:
             raise JournalCorrupt(f"journal corrupt at cursor {bad}", cursor=bad)
         return len(events)

@@ -32,13 +32,8 @@ class Vault:
     def seal(self, tx: MemoryTransaction, owner: str, scope_id: str, plaintext: bytes) -> bytes:
         """Encrypt ``plaintext`` under a fresh key for ``owner``; store the wrapped key."""
         data_key = new_data_key()
-        kek_id = self.keys.current
-        tx.put_data_key(
-            owner,
-            scope_id,
-            kek_id,
-            wrap_key(self.keys.current_kek, data_key, _key_aad(owner, kek_id)),
-        )
+        kek_id, wrapped = self.wrap(owner, data_key)
+        tx.put_data_key(owner, scope_id, kek_id, wrapped)
         return seal(data_key, plaintext, _content_aad(owner, scope_id)).to_bytes()
 
     def open(self, reader: MemoryReader, owner: str, scope_id: str, sealed: bytes | None) -> bytes:

@@ -63,7 +63,17 @@ class PortableRows:
             }
             for a, s, t, tool, o, i, d in self.db.execute("SELECT * FROM audit ORDER BY at_ms")
         ]
-        return {"records": records, "journal": journal, "scope_state": scopes, "audit": audit}
+        revocations = [
+            {"scope_id": s, "principal": p, "revoked_ms": t}
+            for s, p, t in self.db.execute("SELECT * FROM revocations ORDER BY scope_id, principal")
+        ]
+        return {
+            "records": records,
+            "journal": journal,
+            "scope_state": scopes,
+            "audit": audit,
+            "revocations": revocations,
+        }
 
     def is_empty(self) -> bool:
         return all(
@@ -104,6 +114,11 @@ class PortableRows:
                     scope["head_digest"],
                     scope["records_version"],
                 ),
+            )
+        for revocation in rows.get("revocations", []):
+            self.db.execute(
+                "INSERT INTO revocations VALUES (?, ?, ?)",
+                (revocation["scope_id"], revocation["principal"], revocation["revoked_ms"]),
             )
         for entry in rows["audit"]:
             self.db.execute(
