@@ -63,8 +63,12 @@ def demo() -> None:
 
 def _register() -> None:
     from engram.cli.host import host
+    from engram.cli.project import PROJECT_COMMANDS
 
     cli.add_command(host)
+    for command in PROJECT_COMMANDS:
+        cli.add_command(command)
+    cli.add_command(cli.commands["save-session"], "ss")
     cli.add_command(link)
     cli.add_command(unlink)
     cli.add_command(upgrade)

@@ -25,13 +25,17 @@ __all__ = ["build_dispatcher", "main"]
 def build_dispatcher(options: ServerOptions) -> Dispatcher:
     """Compose the server from its options."""
     from engram.mcp.memory_tools import memory_tools
-    from engram.mcp.project_tools import project_tools
+    from engram.mcp.project_resources import ProjectPrompts, ProjectResources
+    from engram.mcp.project_tools import ProjectTools, project_tools
 
-    tools = ToolTable([*project_tools(options), *memory_tools(options.host_profile)])
+    project = ProjectTools(options)
+    tools = ToolTable([*project_tools(project, options), *memory_tools(options.host_profile)])
     profile = str(options.host_profile.resolve()) if options.host_profile else ""
     return Dispatcher(
         identity=ServerIdentity("engram", __version__, "Engram", INSTRUCTIONS),
         tools=tools,
+        resources=ProjectResources(project),
+        prompts=ProjectPrompts(),
         binding=f"{options.root or os.getcwd()}\0{profile}",
         elicitation_enabled=options.elicitation,
         elicitation_timeout=options.elicitation_timeout,

@@ -1,75 +1,286 @@
-"""The project-memory tools (``engram_*``) and their result envelope.
+"""The project-memory tools (``engram_*``): thin handlers over :mod:`engram.project`.
 
-Each handler checks the wire shape, calls the project domain, and shapes the answer
-as ``{contract_version, ok, data | error, diagnostics}`` (mcp-server.txt,
-"Structured results"). The domain is imported by the first call, not at start-up.
+Each handler validates its arguments against the published closed schema, calls the
+domain and answers ``{contract_version, ok, data | error, diagnostics}`` with the
+human-facing text in ``data.text``. Invalid memory files are reported in
+``diagnostics`` on every answer. The domain (and SQLite) is opened by the first call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from engram import __version__
+from engram.errors import ProjectError
+from engram.mcp import approval_dialog
 from engram.mcp.options import ServerOptions
+from engram.mcp.project_schemas import CONTRACT_VERSION, ENVELOPE_OUTPUT, INPUT
 from engram.mcp.tools import CallContext, Tool, ToolResult
 
-__all__ = ["CONTRACT_VERSION", "project_tools"]
+__all__ = ["ProjectTools", "envelope", "project_tools"]
 
-CONTRACT_VERSION = "1"
+Handler = Callable[[Any, dict[str, Any], CallContext], ToolResult]
 
-_EMPTY_INPUT: Mapping[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "properties": {},
-    "additionalProperties": False,
-}
-
-_ENVELOPE_OUTPUT: Mapping[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["contract_version", "ok", "diagnostics"],
-    "properties": {
-        "contract_version": {"const": CONTRACT_VERSION},
-        "ok": {"type": "boolean"},
-        "data": {"type": "object"},
-        "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-        },
-        "diagnostics": {"type": "array", "items": {"type": "object"}},
-    },
-}
+_RELOAD = (
+    "Re-run engram_load for your current task and replace the memory you loaded before: "
+    "what applies has changed."
+)
 
 
-def ok(data: Mapping[str, Any], text: str | None = None) -> ToolResult:
-    """A successful project-tool result."""
-    structured = {
-        "contract_version": CONTRACT_VERSION,
-        "ok": True,
-        "data": dict(data),
-        "diagnostics": [],
-    }
-    return ToolResult(structured, text=text)
+def envelope(
+    data: Mapping[str, Any] | None = None,
+    error: ProjectError | None = None,
+    diagnostics: list[dict[str, str]] | None = None,
+) -> ToolResult:
+    """A project-tool result (``isError`` when ``error`` is given)."""
+    body: dict[str, Any] = {"contract_version": CONTRACT_VERSION, "ok": error is None}
+    if error is None:
+        body["data"] = dict(data or {})
+    else:
+        body["error"] = {"code": error.code, "message": error.detail}
+    body["diagnostics"] = diagnostics or []
+    text = body.get("data", {}).get("text") if error is None else f"engram: {error.detail}"
+    return ToolResult(body, is_error=error is not None, text=text)
 
 
-def project_tools(options: ServerOptions) -> Iterator[Tool]:
-    """The project tools, in the order ``tools/list`` shows them."""
+class ProjectTools:
+    """The project the server serves, opened on first use (and re-found until it exists)."""
 
-    def status(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:
-        root = options.root
-        return ok(
-            {"version": __version__, "root": str(root) if root else None},
-            text=f"engram {__version__}",
-        )
+    def __init__(self, options: ServerOptions) -> None:
+        self.start = options.root or Path.cwd()
+        self._memory: Any = None
+        self._lock = threading.Lock()
 
-    yield Tool(
-        name="engram_status",
-        title="Memory status",
-        description="Report the health of this project's memory and its counters.",
-        input_schema=_EMPTY_INPUT,
-        output_schema=_ENVELOPE_OUTPUT,
-        handler=status,
-        read_only=True,
+    def memory(self) -> Any:
+        from engram.compose import open_project
+
+        with self._lock:
+            if self._memory is None:
+                self._memory = open_project(self.start, watch=True)
+            return self._memory
+
+    def run(
+        self, name: str, handler: Handler
+    ) -> Callable[[Mapping[str, Any], CallContext], ToolResult]:
+        def handle(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:
+            try:
+                _validate(name, arguments)
+                memory = self.memory()
+                result = handler(memory, dict(arguments), context)
+            except ProjectError as error:
+                return envelope(error=error, diagnostics=self._problems())
+            return result
+
+        return handle
+
+    def _problems(self) -> list[dict[str, str]]:
+        if self._memory is None:
+            return []
+        return _diagnostics(self._memory)
+
+
+def _diagnostics(memory: Any) -> list[dict[str, str]]:
+    return [
+        {
+            "id": "memory.invalid",
+            "severity": "warning",
+            "message": f"{path}: {reason}",
+            "remediation": "fix the file; engram never loads or overwrites it while it is invalid",
+        }
+        for path, reason in memory.problems()
+    ]
+
+
+def _validate(name: str, arguments: Mapping[str, Any]) -> None:
+    from engram.mcp.arguments import check_arguments
+
+    check_arguments(INPUT[name], arguments)
+
+
+# --- read tools ------------------------------------------------------------------------
+
+
+def _load(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    result = memory.load(
+        arguments.get("query"),
+        memory_id=arguments.get("id"),
+        budget_tokens=arguments.get("budget_tokens"),
+        disclosure=arguments.get("disclosure", "tiered"),
+        full=arguments.get("full", False),
+        explain=arguments.get("explain", False),
     )
+    return envelope(result.data(arguments.get("explain", False)), diagnostics=_diagnostics(memory))
+
+
+def _route(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    query = arguments.get("query") or arguments["task"]
+    entries = memory.route_entries(query)
+    text = "\n".join(f"{e['id']} ({e['type']}, {e['how']})" for e in entries) or "no memory routes"
+    return envelope({"entries": entries, "text": text}, diagnostics=_diagnostics(memory))
+
+
+def _search(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    entries = memory.search(arguments["query"], arguments.get("limit", 10))
+    text = "\n".join(f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in entries)
+    return envelope(
+        {"entries": entries, "text": text or "no match"}, diagnostics=_diagnostics(memory)
+    )
+
+
+def _verify(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    report = memory.verify(arguments.get("scope", "workspace"))
+    bad = [entry for entry in report if entry["status"] != "ok"]
+    text = "\n".join(f"{e['status']}: {e['path']}" for e in report) or "no memory files"
+    return envelope(
+        {"files": report, "ok": not bad, "text": text}, diagnostics=_diagnostics(memory)
+    )
+
+
+def _status(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    from engram import __version__
+
+    status = {"version": __version__, **memory.status()}
+    counts = status["memories"]
+    status["text"] = (
+        f"engram {__version__}: {counts['rule']} rules, {counts['skill']} skills, "
+        f"{counts['knowledge']} knowledge, {status['notes']} notes; "
+        f"{status['invalid_files']} invalid files, {status['hash_mismatches']} hash problems"
+    )
+    return envelope(status, diagnostics=_diagnostics(memory))
+
+
+# --- configuration -----------------------------------------------------------------
+
+
+def _set_role(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    roles = arguments.get("roles") or [arguments["role"]]
+    config = memory.set_roles(roles)
+    return envelope(
+        {
+            "roles": list(config.roles),
+            "text": f"roles: {', '.join(config.roles) or '(none)'}. {_RELOAD}",
+        }
+    )
+
+
+def _set_rule_variant(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    variant = arguments["variant"]
+    if variant == "status":
+        current = memory.config().rule_variant
+        return envelope({"variant": current, "text": f"rule variant: {current}"})
+    config = memory.set_rule_variant(variant)
+    return envelope(
+        {"variant": config.rule_variant, "text": f"rule variant: {config.rule_variant}. {_RELOAD}"}
+    )
+
+
+# --- the table ---------------------------------------------------------------------
+
+_TOOLS: list[tuple[str, str, str, Handler, bool]] = [
+    (
+        "engram_load",
+        "Load project memory",
+        "Route a task and return the project's rules, decisions and knowledge that apply, "
+        "within a token budget. Call it before working on a task.",
+        _load,
+        True,
+    ),
+    (
+        "engram_route",
+        "Route a task",
+        "Classify a task and list the memories it routes to, in load order.",
+        _route,
+        True,
+    ),
+    (
+        "engram_search",
+        "Search project memory",
+        "Search memory by query (BM25 ranked).",
+        _search,
+        True,
+    ),
+    (
+        "engram_verify",
+        "Verify memory hashes",
+        "Compare memory files with memory.hashes.json.",
+        _verify,
+        True,
+    ),
+    (
+        "engram_status",
+        "Memory status",
+        "Report the health of this project's memory and its counters.",
+        _status,
+        True,
+    ),
+    (
+        "engram_save",
+        "Propose one memory",
+        "Propose a memory; returns a numbered preview and an approval_token (or asks the "
+        "human in a dialog, and writes what they approve).",
+        approval_dialog.save,
+        False,
+    ),
+    (
+        "engram_save_session",
+        "Propose memories from this session",
+        "Propose several memories, one 'TYPE: ... | TEXT: ...' line each; returns a "
+        "numbered preview and an approval_token (or asks the human in a dialog).",
+        approval_dialog.save_session,
+        False,
+    ),
+    (
+        "engram_commit",
+        "Write an approved proposal",
+        "Write the candidates the human approved. Never call it before the human has "
+        "approved the exact candidates shown.",
+        approval_dialog.commit,
+        False,
+    ),
+    (
+        "engram_set_role",
+        "Set roles",
+        "Set the active roles (then re-run engram_load).",
+        _set_role,
+        False,
+    ),
+    (
+        "engram_set_rule_variant",
+        "Set the rule variant",
+        "Choose off, light, balanced or strict rule variants, or ask for the status "
+        "(then re-run engram_load).",
+        _set_rule_variant,
+        False,
+    ),
+    (
+        "engram_note",
+        "Record a task note",
+        "Record a short, redacted task note in the working tier (expires); the human "
+        "approves it first.",
+        approval_dialog.note,
+        False,
+    ),
+]
+
+
+def project_tools(project: ProjectTools, options: ServerOptions) -> Iterator[Tool]:
+    """The project tools, in the order ``tools/list`` shows them."""
+    for name, title, description, handler, read_only in _TOOLS:
+        meta: dict[str, Any] = {}
+        if name == "engram_load" and options.always_load:
+            meta["anthropic/alwaysLoad"] = True
+        if name == "engram_commit":
+            meta["anthropic/requiresUserInteraction"] = True
+        yield Tool(
+            name=name,
+            title=title,
+            description=description,
+            input_schema=INPUT[name],
+            output_schema=ENVELOPE_OUTPUT,
+            handler=project.run(name, handler),
+            read_only=read_only,
+            destructive=None if read_only or name == "engram_note" else False,
+            meta=meta,
+        )

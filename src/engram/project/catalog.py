@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from engram.errors import ProjectError
@@ -27,19 +28,33 @@ class Catalog:
     """The memory files of the project's layout and the global one, mirrored into an index."""
 
     def __init__(
-        self, layouts: list[Layout], index: MemoryIndex, changes: ChangeSource | None
+        self,
+        layouts: list[Layout],
+        index: MemoryIndex,
+        watch: Callable[[list[Path]], ChangeSource | None] | None = None,
     ) -> None:
         self.layouts = layouts
         self.index = index
-        self._changes = changes
-        self._scanned = False
+        self._watch = watch
+        self._changes: ChangeSource | None = None
+        self._folders: set[Path] = set()
+
+    def _existing_folders(self) -> set[Path]:
+        return {f for layout in self.layouts for f in layout.memory_folders() if f.is_dir()}
 
     def refresh(self) -> None:
         """Bring the index up to date with the files."""
         touched = self._changes.drain() if self._changes is not None else None
-        if not self._scanned or touched is None:
+        folders = self._existing_folders()
+        if folders != self._folders:
+            # A folder appeared or vanished: watch the new set, then look at everything.
+            self._folders = folders
+            if self._changes is not None:
+                self._changes.close()
+            self._changes = self._watch(sorted(folders)) if self._watch else None
+            touched = None
+        if touched is None:
             self._full_scan()
-            self._scanned = True
             return
         known = self.index.files()
         changed, removed = [], []

@@ -32,7 +32,7 @@ from engram.project.proposals import (
     refuse_secrets,
     verdict_for,
 )
-from engram.project.routing import Routing, route
+from engram.project.routing import SESSION_QUERY, Routing, route
 
 __all__ = ["LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
 
@@ -202,6 +202,32 @@ class ProjectMemory:
 
     def today(self) -> str:
         return dt.date.today().isoformat()
+
+    def session_context(self, budget_tokens: int | None, objective: str | None) -> str:
+        """What a session-start hook injects: the ``current session`` load, small.
+
+        Working notes are left out, except those whose objective matches
+        ``objective``, which appear as one-line cards (load them by id).
+        """
+        budget = budget_tokens or self.config().number("load", "session_budget_tokens")
+        result = self.load(SESSION_QUERY, budget_tokens=budget, notes=False)
+        wanted = " ".join((objective or "").lower().split())
+        if not wanted:
+            return result.text
+        day = self.today()
+        cards = [
+            f"- {m.id} (note): {m.title}"
+            for m in self.index.memories()
+            if m.tier == "working"
+            and str(m.get("valid_until", "9999")) >= day
+            and " ".join(str(m.get("objective", "")).lower().split()) == wanted
+        ]
+        if not cards:
+            return result.text
+        text = (
+            result.text.rstrip("\n") + "\n\nNotes for this objective:\n" + "\n".join(cards) + "\n"
+        )
+        return text if estimate_tokens(text) <= budget else result.text
 
     # --- proposals and writing -----------------------------------------------------
 

@@ -1,0 +1,222 @@
+"""Proposals and their approval: the token flow and the client's approval dialog.
+
+``engram_save`` / ``engram_save_session`` build a proposal (nothing is written). When
+the client shows form dialogs (and ``--no-elicitation`` is off) the human is asked
+directly: the form lists candidate numbers with their verdict and id (never the
+memory text) and a save scope that can be narrowed, never widened.
+
+- accept: exactly the selected candidates are written; no token is returned;
+- decline, or an answer outside what was offered: the proposal is revoked (its
+  token is kept as declined, so a later ``engram_commit`` with it fails with
+  "approval was declined in the approval dialog");
+- cancel, a timeout or a client error: the token flow, prefixed "nothing was saved".
+
+Without a dialog the answer is the numbered preview and an ``approval_token`` for
+``engram_commit``. ``engram_note`` asks a single yes/cancel question the same way.
+Nothing is written before the human's answer is in (in the 2026-07-28 era the call
+runs again from the top with the answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engram.canonical import digest
+from engram.errors import ElicitationFailed
+from engram.mcp.tools import CallContext, ToolResult
+from engram.project.proposals import Candidate, parse_candidate_lines
+
+__all__ = ["commit", "note", "save", "save_session"]
+
+_NOTHING_SAVED = "nothing was saved"
+
+
+def _envelope(*args: Any, **kwargs: Any) -> ToolResult:
+    from engram.mcp.project_tools import envelope
+
+    return envelope(*args, **kwargs)
+
+
+def _roles(arguments: dict[str, Any]) -> tuple[str, ...]:
+    role = arguments.get("role")
+    if role is None:
+        return ()
+    return (role,) if isinstance(role, str) else tuple(role)
+
+
+def _expand(candidates: list[Candidate], scope: str) -> list[Candidate]:
+    """``both`` means a copy for the workspace and one for the global memory."""
+    if scope != "both":
+        return [Candidate(**{**c.__dict__, "scope": scope}) for c in candidates]
+    return [
+        Candidate(**{**c.__dict__, "scope": s}) for c in candidates for s in ("workspace", "global")
+    ]
+
+
+def save(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    kind = arguments.get("type", "knowledge")
+    candidate = Candidate(
+        type="skill" if kind == "workflow" else kind,
+        text=arguments["text"],
+        roles=_roles(arguments),
+    )
+    return _propose(memory, [candidate], arguments.get("scope", "workspace"), context)
+
+
+def save_session(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    candidates = parse_candidate_lines(arguments["text"], roles=_roles(arguments))
+    return _propose(memory, candidates, arguments.get("scope", "workspace"), context)
+
+
+def _propose(
+    memory: Any, candidates: list[Candidate], scope: str, context: CallContext
+) -> ToolResult:
+    proposal = memory.propose(_expand(candidates, scope), scope)
+    if not context.elicitation.available:
+        return _token_flow(memory, proposal, "")
+    labels = [
+        f"{n}. {verdict.line() if verdict.target else f'ADD {c.memory().id}'} ({c.scope})"
+        for n, (c, verdict) in enumerate(
+            zip(proposal.candidates, proposal.verdicts, strict=True), 1
+        )
+    ]
+    scopes = ["both", "workspace", "global"] if scope == "both" else [scope]
+    form = {
+        "type": "object",
+        "properties": {
+            "candidates": {
+                "type": "array",
+                "title": "Candidates to save",
+                "items": {
+                    "anyOf": [
+                        {"const": str(n), "title": label} for n, label in enumerate(labels, 1)
+                    ]
+                },
+                "default": [str(n) for n in range(1, len(labels) + 1)],
+            },
+            "scope": {"type": "string", "title": "Save scope", "enum": scopes, "default": scope},
+        },
+        "required": ["candidates"],
+    }
+    message = f"Save {len(labels)} proposed project memories? Choose which to write."
+    shown = digest("proposal-shown", {"pending": proposal.pending().__dict__})
+    try:
+        answer = context.elicitation.ask("approve", message, form, shown=shown)
+    except ElicitationFailed:
+        return _token_flow(memory, proposal, _NOTHING_SAVED)
+    if answer.action == "cancel":
+        return _token_flow(memory, proposal, _NOTHING_SAVED)
+    numbers = _chosen(answer.content, len(labels), scopes, proposal)
+    if answer.action == "decline" or numbers is None:
+        token = memory.proposals().create(proposal.pending(), state="declined")
+        reason = "declined" if answer.action == "decline" else "gave an answer outside the form"
+        return _envelope(
+            {
+                "saved": False,
+                "revoked_approval_token": token,
+                "text": f"The human {reason} in the approval dialog: nothing was saved and the "
+                "proposal is revoked.",
+            }
+        )
+    outcome = memory.write(proposal, numbers, human_approved=True)
+    return _envelope({**outcome.data(), "saved": True, "text": _outcome_text(outcome)})
+
+
+def _chosen(content: Any, count: int, scopes: list[str], proposal: Any) -> list[int] | None:
+    """The candidate numbers an accepting answer selects, or ``None`` if it is invalid."""
+    picked = content.get("candidates")
+    scope = content.get("scope", scopes[0])
+    if not isinstance(picked, list) or scope not in scopes:
+        return None
+    try:
+        numbers = sorted({int(item) for item in picked})
+    except (TypeError, ValueError):
+        return None
+    if not numbers or any(not 1 <= n <= count for n in numbers):
+        return None
+    if scope != "both":
+        numbers = [n for n in numbers if proposal.candidates[n - 1].scope == scope]
+    return numbers
+
+
+def _token_flow(memory: Any, proposal: Any, prefix: str) -> ToolResult:
+    token = memory.proposals().create(proposal.pending())
+    text = (
+        (f"{prefix}. " if prefix else "")
+        + f"Proposal ({len(proposal.candidates)} candidates):\n{proposal.preview}\n\n"
+        "Show these candidates to the human. Only after they approve, call engram_commit "
+        f'with approval_token and approve: "all" or the numbers they chose.\n'
+        f"approval_token: {token} (single use, expires in 30 minutes)"
+    )
+    return _envelope(
+        {
+            "approval_token": token,
+            "saved": False,
+            "preview": proposal.preview,
+            "verdicts": [v.line() for v in proposal.verdicts],
+            "text": text,
+        }
+    )
+
+
+def _outcome_text(outcome: Any) -> str:
+    lines = [f"wrote {entry['id']} ({entry['verdict']})" for entry in outcome.written]
+    lines += [
+        f"deferred {entry['number']} ({entry['verdict']}): read {entry['hint']}"
+        for entry in outcome.deferred
+    ]
+    return "\n".join(lines) or "nothing to write"
+
+
+def commit(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    outcome = memory.commit(arguments["approval_token"], arguments["approve"])
+    return _envelope({**outcome.data(), "text": _outcome_text(outcome)})
+
+
+_NOTE_FORM = {
+    "type": "object",
+    "properties": {"save": {"type": "boolean", "title": "Save this note", "default": True}},
+    "required": ["save"],
+}
+
+
+def note(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    kind = arguments.get("type", "knowledge")
+    draft = memory.note(
+        arguments["text"],
+        arguments.get("objective", ""),
+        "skill" if kind == "workflow" else kind,
+        arguments.get("scope", "workspace"),
+    )
+    until = str(draft.get("valid_until"))
+    if not context.elicitation.available:
+        token = memory.note_token(draft)
+        return _envelope(
+            {
+                "approval_token": token,
+                "id": draft.id,
+                "valid_until": until,
+                "saved": False,
+                "text": f"Note {draft.id} (expires {until}) awaits the human's yes: call "
+                f'engram_commit with approval_token {token} and approve: "all" once '
+                "they agree.",
+            }
+        )
+    message = f"Save the working note {draft.id} (expires {until})?"
+    shown = digest("note-shown", {"id": draft.id, "body": draft.body})
+    try:
+        answer = context.elicitation.ask("note", message, _NOTE_FORM, shown=shown)
+    except ElicitationFailed:
+        return _envelope({"saved": False, "text": f"{_NOTHING_SAVED}: the dialog failed"})
+    if answer.action != "accept" or answer.content.get("save") is not True:
+        return _envelope({"saved": False, "text": f"{_NOTHING_SAVED}: the human did not say yes"})
+    path = memory.write_note(draft)
+    return _envelope(
+        {
+            "id": draft.id,
+            "file": memory.layout.relative(path),
+            "valid_until": until,
+            "saved": True,
+            "text": f"noted {draft.id} until {until}",
+        }
+    )

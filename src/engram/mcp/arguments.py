@@ -1,0 +1,64 @@
+"""Checking project-tool arguments against their published closed schema.
+
+The same ``jsonschema`` (Draft 2020-12) the governed tools use; errors name the
+field and the rule, which is fine here: project tools serve the developer's own
+repository. The validator is built once per schema, on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from engram.errors import ProjectError
+
+__all__ = ["InvalidArguments", "check_arguments"]
+
+
+class InvalidArguments(ProjectError):
+    code = "INVALID_ARGUMENTS"
+    message = "The arguments do not match the tool's schema."
+
+
+@cache
+def _validator(schema_json: str) -> Any:
+    from jsonschema import Draft202012Validator, validators
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    cls = validators.extend(Draft202012Validator, type_checker=checker)
+    return cls(json.loads(schema_json))
+
+
+_RULES = {
+    "type": "must be of type {}",
+    "enum": "must be one of {}",
+    "const": "must be {}",
+    "minLength": "must have at least {} characters",
+    "maxLength": "must have at most {} characters",
+    "minimum": "must be at least {}",
+    "maximum": "must be at most {}",
+    "minItems": "must have at least {} items",
+    "maxItems": "must have at most {} items",
+}
+
+
+def _describe(error: Any) -> str:
+    # Never echo the value itself: it may be long, or hold what should not be repeated.
+    if error.validator in _RULES:
+        return _RULES[error.validator].format(json.dumps(error.validator_value))
+    if error.validator in ("required", "additionalProperties"):
+        return str(error.message)
+    return f"does not satisfy {error.validator}"
+
+
+def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
+    """Raise ``InvalidArguments`` naming the first problem."""
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    error = next(iter(validator.iter_errors(dict(arguments))), None)
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "arguments"
+        raise InvalidArguments(f"{where}: {_describe(error)}")

@@ -1,0 +1,161 @@
+"""The closed input schemas of the project tools (``engram_*``), and their output schema.
+
+Published in ``tools/list`` and enforced with the same ``jsonschema`` validator as
+the governed tools. Kept as plain data so that listing tools imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = ["CONTRACT_VERSION", "ENVELOPE_OUTPUT", "INPUT"]
+
+CONTRACT_VERSION: Final = "1"
+_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
+_TEXT: Final = {"type": "string", "minLength": 1, "maxLength": 65_536}
+_QUERY: Final = {"type": "string", "minLength": 1, "maxLength": 8192}
+_TYPE: Final = {"enum": ["rule", "skill", "workflow", "knowledge"]}
+_ROLE: Final = {
+    "anyOf": [
+        {"type": "string", "minLength": 1, "maxLength": 64},
+        {
+            "type": "array",
+            "maxItems": 16,
+            "items": {"type": "string", "minLength": 1, "maxLength": 64},
+        },
+    ]
+}
+
+
+def _closed(
+    properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "$schema": _DIALECT,
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+        **extra,
+    }
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+INPUT: Final[dict[str, dict[str, Any]]] = {
+    "engram_load": _closed(
+        {
+            "query": {
+                **_QUERY,
+                "description": "The task; 'current session' loads the start-up set.",
+            },
+            "id": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128,
+                "description": "Load one memory by id (budget_tokens has no effect).",
+            },
+            "budget_tokens": {"type": "integer", "minimum": 200, "maximum": 16_000},
+            "disclosure": {"enum": ["tiered", "cards"]},
+            "full": {"type": "boolean"},
+            "explain": {"type": "boolean"},
+        }
+    ),
+    "engram_route": _closed(
+        {"query": _QUERY, "task": _QUERY},
+        anyOf=[{"required": ["query"]}, {"required": ["task"]}],
+    ),
+    "engram_search": _closed(
+        {"query": _QUERY, "limit": {"type": "integer", "minimum": 1, "maximum": 50}}, ("query",)
+    ),
+    "engram_verify": _closed({"scope": {"enum": ["workspace", "global", "all"]}}),
+    "engram_status": _closed({}),
+    "engram_save": _closed(
+        {
+            "text": _TEXT,
+            "type": _TYPE,
+            "scope": {"enum": ["workspace", "global", "both"]},
+            "role": _ROLE,
+        },
+        ("text",),
+    ),
+    "engram_save_session": _closed(
+        {
+            "text": {**_TEXT, "description": "One candidate per line: 'TYPE: rule | TEXT: ...'"},
+            "scope": {"enum": ["workspace", "global", "both"]},
+            "role": _ROLE,
+            "showRuleVariants": {"type": "boolean"},
+        },
+        ("text",),
+    ),
+    "engram_commit": _closed(
+        {
+            "approval_token": {"type": "string", "minLength": 16, "maxLength": 256},
+            "approve": {
+                "anyOf": [
+                    {"const": "all"},
+                    {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": 256,
+                        "uniqueItems": True,
+                        "items": {"type": "integer", "minimum": 1},
+                    },
+                ]
+            },
+        },
+        ("approval_token", "approve"),
+    ),
+    "engram_set_role": _closed(
+        {
+            "role": {"type": "string", "minLength": 1, "maxLength": 64},
+            "roles": {
+                "type": "array",
+                "maxItems": 16,
+                "items": {"type": "string", "minLength": 1, "maxLength": 64},
+            },
+        },
+        anyOf=[{"required": ["role"]}, {"required": ["roles"]}],
+    ),
+    "engram_set_rule_variant": _closed(
+        {"variant": {"enum": ["off", "light", "balanced", "strict", "status"]}}, ("variant",)
+    ),
+    "engram_note": _closed(
+        {
+            "text": {"type": "string", "minLength": 1, "maxLength": 8192},
+            "objective": {"type": "string", "maxLength": 512},
+            "type": _TYPE,
+            "scope": {"enum": ["workspace", "global"]},
+        },
+        ("text",),
+    ),
+}
+
+ENVELOPE_OUTPUT: Final = {
+    "$schema": _DIALECT,
+    "type": "object",
+    "required": ["contract_version", "ok", "diagnostics"],
+    "properties": {
+        "contract_version": {"const": CONTRACT_VERSION},
+        "ok": {"type": "boolean"},
+        "data": {"type": "object"},
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+        },
+        "diagnostics": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "severity", "message"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "severity": {"enum": ["info", "warning", "error"]},
+                    "message": {"type": "string"},
+                    "remediation": {"type": "string"},
+                },
+            },
+        },
+    },
+}
