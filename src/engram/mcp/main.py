@@ -24,12 +24,16 @@ __all__ = ["build_dispatcher", "main"]
 
 def build_dispatcher(options: ServerOptions) -> Dispatcher:
     """Compose the server from its options."""
-    from engram.mcp.memory_tools import memory_tools
     from engram.mcp.project_resources import ProjectPrompts, ProjectResources
     from engram.mcp.project_tools import ProjectTools, project_tools
 
     project = ProjectTools(options)
-    tools = ToolTable([*project_tools(project, options), *memory_tools(options.host_profile)])
+    tools = ToolTable(project_tools(project, options))
+    if options.host_profile is not None:  # governed memory is loaded only when asked for
+        from engram.mcp.memory_tools import memory_tools
+
+        for tool in memory_tools(options.host_profile):
+            tools.add(tool)
     profile = str(options.host_profile.resolve()) if options.host_profile else ""
     return Dispatcher(
         identity=ServerIdentity("engram", __version__, "Engram", INSTRUCTIONS),

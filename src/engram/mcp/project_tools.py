@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import ProjectError
-from engram.mcp import approval_dialog
 from engram.mcp.options import ServerOptions
 from engram.mcp.project_schemas import CONTRACT_VERSION, ENVELOPE_OUTPUT, INPUT
 from engram.mcp.tools import CallContext, Tool, ToolResult
@@ -176,6 +175,19 @@ def _set_rule_variant(memory: Any, arguments: dict[str, Any], context: CallConte
     )
 
 
+# --- proposals (the approval dialog is loaded by the first proposal) -----------------
+
+
+def _dialog(name: str) -> Handler:
+    def handle(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+        from engram.mcp import approval_dialog
+
+        result: ToolResult = getattr(approval_dialog, name)(memory, arguments, context)
+        return result
+
+    return handle
+
+
 # --- the table ---------------------------------------------------------------------
 
 _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
@@ -220,7 +232,7 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
         "Propose one memory",
         "Propose a memory; returns a numbered preview and an approval_token (or asks the "
         "human in a dialog, and writes what they approve).",
-        approval_dialog.save,
+        _dialog("save"),
         False,
     ),
     (
@@ -228,7 +240,7 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
         "Propose memories from this session",
         "Propose several memories, one 'TYPE: ... | TEXT: ...' line each; returns a "
         "numbered preview and an approval_token (or asks the human in a dialog).",
-        approval_dialog.save_session,
+        _dialog("save_session"),
         False,
     ),
     (
@@ -236,7 +248,7 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
         "Write an approved proposal",
         "Write the candidates the human approved. Never call it before the human has "
         "approved the exact candidates shown.",
-        approval_dialog.commit,
+        _dialog("commit"),
         False,
     ),
     (
@@ -259,7 +271,7 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
         "Record a task note",
         "Record a short, redacted task note in the working tier (expires); the human "
         "approves it first.",
-        approval_dialog.note,
+        _dialog("note"),
         False,
     ),
 ]

@@ -38,6 +38,8 @@ class Catalog:
         self._watch = watch
         self._changes: ChangeSource | None = None
         self._folders: set[Path] = set()
+        #: Bumped whenever the index changes, so callers can cache what they read from it.
+        self.version = 0
 
     def _existing_folders(self) -> set[Path]:
         return {f for layout in self.layouts for f in layout.memory_folders() if f.is_dir()}
@@ -56,6 +58,8 @@ class Catalog:
         if touched is None:
             self._full_scan()
             return
+        if not touched:
+            return  # nothing happened since the last call: the common case, one read()
         known = self.index.files()
         changed, removed = [], []
         for path in sorted(touched):
@@ -68,8 +72,12 @@ class Catalog:
                 removed.append(relative)
             elif parsed is not None:
                 changed.append(parsed)
+        self._apply(changed, removed)
+
+    def _apply(self, changed: list[tuple[FileState, Memory | None]], removed: list[str]) -> None:
         if changed or removed:
             self.index.update(changed, removed)
+            self.version += 1
 
     def _owner(self, path: Path) -> Layout | None:
         for layout in self.layouts:
@@ -94,9 +102,7 @@ class Catalog:
                     )
                     if parsed is not None:
                         changed.append(parsed)
-        removed = sorted(set(known) - seen)
-        if changed or removed:
-            self.index.update(changed, removed)
+        self._apply(changed, sorted(set(known) - seen))
 
     def _read(
         self, path: Path, relative: str, known: FileState | None, trust_fingerprint: bool

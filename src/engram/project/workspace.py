@@ -102,6 +102,7 @@ class ProjectMemory:
         self.global_layout = global_layout
         self.index = index
         self.catalog = catalog
+        self._cache: tuple[int, dict[str, Memory]] = (-1, {})
 
     @property
     def layouts(self) -> dict[str, Layout]:
@@ -117,7 +118,12 @@ class ProjectMemory:
         return self.index.problems()
 
     def _memories(self) -> dict[str, Memory]:
-        return {memory.id: memory for memory in self.index.memories()}
+        """Every memory by id, read from the index again only after it changed."""
+        version, cached = self._cache
+        if version != self.catalog.version:
+            cached = {memory.id: memory for memory in self.index.memories()}
+            self._cache = (self.catalog.version, cached)
+        return cached
 
     def routing(self, query: str, limit: int | None = None, notes: bool = True) -> Routing:
         self.refresh()

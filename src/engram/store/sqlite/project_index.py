@@ -18,7 +18,7 @@ from typing import Any
 
 from engram.project.memory_file import Memory
 from engram.project.ports import FileState
-from engram.search.lexical import quoted, terms
+from engram.search.lexical import informative_terms, quoted, terms
 from engram.store.sqlite.database import Database, migration
 
 __all__ = ["ProjectIndex"]
@@ -39,6 +39,18 @@ def _create(db: sqlite3.Connection) -> None:
         "CREATE TABLE usage (id TEXT PRIMARY KEY, count INTEGER NOT NULL)",
     ):
         db.execute(statement)
+
+
+@migration(SCHEMA, 2)
+def _index_paths(db: sqlite3.Connection) -> None:
+    # Re-indexing looks memories up by file on every change.
+    db.execute("CREATE INDEX IF NOT EXISTS memories_by_path ON memories (path)")
+
+
+@migration(SCHEMA, 3)
+def _vocabulary(db: sqlite3.Connection) -> None:
+    # Document frequencies, so queries can leave out terms too common to rank by.
+    db.execute("CREATE VIRTUAL TABLE memories_terms USING fts5vocab(memories_fts, 'row')")
 
 
 class ProjectIndex:
@@ -156,17 +168,24 @@ class ProjectIndex:
     def search(self, text: str, limit: int) -> list[tuple[str, float, list[str]]]:
         """``(id, score, matched terms)`` by BM25 (title 3x, tags 2x, body 1x), best first."""
         words = terms(text)
-        match = quoted(words)
-        if match is None:
+        if not words:
             return []
         with self._read() as db:
+            marks = ",".join("?" * len(words))
+            frequencies = dict(
+                db.execute(f"SELECT term, doc FROM memories_terms WHERE term IN ({marks})", words)
+            )
+            documents = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+            match = quoted(informative_terms(words, frequencies, documents))
+            # Rank inside FTS5 first (its ORDER BY ... LIMIT path), join the few winners
+            # after; twice the limit, so equal scores at the edge still sort by id.
             rows = list(
                 db.execute(
-                    "SELECT m.id, bm25(memories_fts, 3.0, 2.0, 1.0) AS score,"
-                    " m.title || ' ' || m.body FROM memories_fts JOIN memories AS m"
-                    " ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ?"
-                    " ORDER BY score, m.id LIMIT ?",
-                    (match, limit),
+                    "SELECT m.id, f.score, m.title || ' ' || m.body FROM"
+                    " (SELECT rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS score"
+                    "  FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score LIMIT ?) AS f"
+                    " JOIN memories AS m ON m.rowid = f.rowid ORDER BY f.score, m.id LIMIT ?",
+                    (match, 2 * limit, limit),
                 )
             )
         return [
