@@ -25,32 +25,205 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import record, summary
 
 from engram.demo.client import StdioClient
-from engram.host.runtime import binding_of, open_engine
 from engram.host.profile import load_profile
+from engram.host.runtime import binding_of, open_engine
 from engram.host.setup import init_host
 from engram.memory import admission, capture
 from engram.memory.engine import MemoryEngine
 
 WORK = Path(__file__).resolve().parent / "work"
 PURPOSE = "purpose:bench"
-STOPWORDS = (
-    "the of and to a in is that for it as was with be by on not he this are or his from at "
-    "which but have an they you were her she there been one all we their has would when if "
-    "so no will more can who what how do our use"
-).split()
-TECH = (
-    "release deploy build cache index query shard replica backup restore token schema "
-    "migration rollback feature flag canary latency throughput queue worker cron retry "
-    "timeout circuit breaker gateway proxy certificate rotation secret vault audit journal "
-    "tenant workspace principal policy admission review approval commit branch merge rebase "
-    "pipeline artifact container image registry kernel network socket buffer stream parser "
-    "compiler linker module package version pin lockfile dependency vendor license header "
-    "config profile environment region zone cluster node pod volume snapshot quota limit "
-    "metric trace span log alert dashboard incident postmortem runbook oncall escalation "
-    "database table column vacuum checkpoint wal fsync durability isolation lock "
-    "encryption key envelope nonce digest signature verify checksum tarball mirror cdn"
-).split()
-_SYLLABLES = "ka lo mi ne ru ta vo si pe da go ri fu ze ho ba ni to le mu".split()
+STOPWORDS = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "was",
+    "with",
+    "be",
+    "by",
+    "on",
+    "not",
+    "he",
+    "this",
+    "are",
+    "or",
+    "his",
+    "from",
+    "at",
+    "which",
+    "but",
+    "have",
+    "an",
+    "they",
+    "you",
+    "were",
+    "her",
+    "she",
+    "there",
+    "been",
+    "one",
+    "all",
+    "we",
+    "their",
+    "has",
+    "would",
+    "when",
+    "if",
+    "so",
+    "no",
+    "will",
+    "more",
+    "can",
+    "who",
+    "what",
+    "how",
+    "do",
+    "our",
+    "use",
+]
+TECH = [
+    "release",
+    "deploy",
+    "build",
+    "cache",
+    "index",
+    "query",
+    "shard",
+    "replica",
+    "backup",
+    "restore",
+    "token",
+    "schema",
+    "migration",
+    "rollback",
+    "feature",
+    "flag",
+    "canary",
+    "latency",
+    "throughput",
+    "queue",
+    "worker",
+    "cron",
+    "retry",
+    "timeout",
+    "circuit",
+    "breaker",
+    "gateway",
+    "proxy",
+    "certificate",
+    "rotation",
+    "secret",
+    "vault",
+    "audit",
+    "journal",
+    "tenant",
+    "workspace",
+    "principal",
+    "policy",
+    "admission",
+    "review",
+    "approval",
+    "commit",
+    "branch",
+    "merge",
+    "rebase",
+    "pipeline",
+    "artifact",
+    "container",
+    "image",
+    "registry",
+    "kernel",
+    "network",
+    "socket",
+    "buffer",
+    "stream",
+    "parser",
+    "compiler",
+    "linker",
+    "module",
+    "package",
+    "version",
+    "pin",
+    "lockfile",
+    "dependency",
+    "vendor",
+    "license",
+    "header",
+    "config",
+    "profile",
+    "environment",
+    "region",
+    "zone",
+    "cluster",
+    "node",
+    "pod",
+    "volume",
+    "snapshot",
+    "quota",
+    "limit",
+    "metric",
+    "trace",
+    "span",
+    "log",
+    "alert",
+    "dashboard",
+    "incident",
+    "postmortem",
+    "runbook",
+    "oncall",
+    "escalation",
+    "database",
+    "table",
+    "column",
+    "vacuum",
+    "checkpoint",
+    "wal",
+    "fsync",
+    "durability",
+    "isolation",
+    "lock",
+    "encryption",
+    "key",
+    "envelope",
+    "nonce",
+    "digest",
+    "signature",
+    "verify",
+    "checksum",
+    "tarball",
+    "mirror",
+    "cdn",
+]
+_SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "ta",
+    "vo",
+    "si",
+    "pe",
+    "da",
+    "go",
+    "ri",
+    "fu",
+    "ze",
+    "ho",
+    "ba",
+    "ni",
+    "to",
+    "le",
+    "mu",
+]
 
 
 def _vocabulary(size: int = 20_000) -> list[str]:
@@ -90,8 +263,12 @@ def arguments(text: str, key: str, now: int) -> dict[str, Any]:
             "primary_component_id": "c1",
             "primary_event": {"at": now - 3_600_000, "type_ref": "observed", "citation_id": "s1"},
             "citations": [
-                {"citation_id": "s1", "source_ref": "bench", "content_digest": content,
-                 "locator": {"scheme": "bench", "value": key}}
+                {
+                    "citation_id": "s1",
+                    "source_ref": "bench",
+                    "content_digest": content,
+                    "locator": {"scheme": "bench", "value": key},
+                }
             ],
         },
         "evidence": {"evidence_ref": "bench", "evidence_digest": content, "citation_ids": ["s1"]},
@@ -105,8 +282,13 @@ def build_store(size: int) -> Path:
     if profile.exists():
         return profile
     profile = init_host(
-        directory, tenant="bench", workspace="ws", principal="loader", purpose=PURPOSE,
-        grants=["all"], retention_max_days=3650,
+        directory,
+        tenant="bench",
+        workspace="ws",
+        principal="loader",
+        purpose=PURPOSE,
+        grants=["all"],
+        retention_max_days=3650,
     )
     loaded = load_profile(profile)
     engine = open_engine(loaded.store, loaded.keys, loaded.policy, durability="normal")
@@ -119,13 +301,22 @@ def build_store(size: int) -> Path:
             for index in range(batch, min(size, batch + 1000)):
                 key = f"bench-capture-{index:08d}"
                 captured = capture.capture(
-                    tx, engine.vault, engine.policy, binding,
-                    arguments(sentence(rng), key, now), now,
+                    tx,
+                    engine.vault,
+                    engine.policy,
+                    binding,
+                    arguments(sentence(rng), key, now),
+                    now,
                 )
                 admission.request_admission(
-                    tx, engine.vault, engine.admission_policy, binding,
-                    {"candidate_id": captured["candidate_id"],
-                     "idempotency_key": f"bench-admit-{index:08d}"},
+                    tx,
+                    engine.vault,
+                    engine.admission_policy,
+                    binding,
+                    {
+                        "candidate_id": captured["candidate_id"],
+                        "idempotency_key": f"bench-admit-{index:08d}",
+                    },
                     now,
                 )
     return profile
@@ -173,6 +364,7 @@ def in_process(profile: Path, count: int) -> dict[str, Any]:
 
 def over_stdio(profile: Path, count: int) -> dict[str, Any]:
     with StdioClient(["--host-profile", str(profile)], timeout=120) as client:
+
         def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
             reply = client.request("tools/call", {"name": name, "arguments": arguments})
             envelope: dict[str, Any] = reply["result"]["structuredContent"]
@@ -209,7 +401,11 @@ def pair_rate(durability: str, pairs: int) -> float:
     """Capture+admission pairs per second through ``MemoryEngine.call``, one at a time."""
     with tempfile.TemporaryDirectory(dir=WORK) as directory:
         profile = init_host(
-            Path(directory), tenant="t", workspace="w", principal="p", purpose=PURPOSE,
+            Path(directory),
+            tenant="t",
+            workspace="w",
+            principal="p",
+            purpose=PURPOSE,
             grants=["all"],
         )
         loaded = load_profile(profile)

@@ -50,9 +50,14 @@ def generate(root: Path, size: int) -> None:
             body += "### Strict\n- Always do it.\n"
         fields = {
             "tags": sorted({rng.choice(text.split()).strip(".") for _ in range(3)})[:6],
-            "confidence": "high", "authority": "instruction" if kind == "rule" else "reference",
-            "revision": 1, "source": "manual", "created": "2026-01-01", "updated": "2026-01-01",
-            "valid_from": "2026-01-01", "last_confirmed": "2026-01-01",
+            "confidence": "high",
+            "authority": "instruction" if kind == "rule" else "reference",
+            "revision": 1,
+            "source": "manual",
+            "created": "2026-01-01",
+            "updated": "2026-01-01",
+            "valid_from": "2026-01-01",
+            "last_confirmed": "2026-01-01",
         }
         if ids and rng.random() < 0.1:
             fields["depends_on"] = [rng.choice(ids)]
@@ -76,6 +81,7 @@ def over_stdio(root: Path, calls: int) -> dict[str, object]:
     queries = [" ".join(sentence(rng).split()[2:7]) for _ in range(calls)]
     env = {"ENGRAM_GLOBAL_DIR": str(root / "no-global")}
     with StdioClient(cwd=root, env=env, timeout=120) as client:
+
         def call(name: str, arguments: dict[str, object]) -> float:
             started = time.perf_counter()
             reply = client.request("tools/call", {"name": name, "arguments": arguments})
@@ -86,8 +92,11 @@ def over_stdio(root: Path, calls: int) -> dict[str, object]:
         first = call("engram_load", {"query": queries[0]})
         load = [call("engram_load", {"query": query}) for query in queries]
         search = [call("engram_search", {"query": query}) for query in queries]
-    return {"first_call_ms": round(first, 1), "engram_load": summary(load),
-            "engram_search": summary(search)}
+    return {
+        "first_call_ms": round(first, 1),
+        "engram_load": summary(load),
+        "engram_search": summary(search),
+    }
 
 
 def main() -> None:
@@ -95,8 +104,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 10000])
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
-    figures: dict[str, object] = {"targets": {"engram_load_p50_ms": 20, "engram_search_p50_ms": 5,
-                                              "reindex_10000_s": 10}}
+    figures: dict[str, object] = {
+        "targets": {"engram_load_p50_ms": 20, "engram_search_p50_ms": 5, "reindex_10000_s": 10}
+    }
     for size in args.sizes:
         root = WORK / f"project-{size}"
         if not (root / ".agents").exists():
