@@ -42,12 +42,17 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AlreadyTerminal",
+    "ApprovalDeclined",
+    "ApprovalError",
+    "ApprovalTampered",
     "AuthorizationExpired",
     "AuthorizationRevoked",
     "BackupInvalid",
     "BlobMissing",
     "Cancelled",
+    "CandidateError",
     "CapabilityUnavailable",
+    "ConfigError",
     "ContractError",
     "CursorGap",
     "DeadlineExceeded",
@@ -55,12 +60,15 @@ __all__ = [
     "ElicitationFailed",
     "EngramError",
     "FenceLost",
+    "FrontmatterError",
     "GateFailed",
     "HostConfigError",
     "HostConfigShape",
     "HostConfigUnparseable",
     "IllegalTransition",
+    "InstructionRefused",
     "InternalError",
+    "InvalidArguments",
     "InvalidDigest",
     "InvalidParams",
     "InvalidRequest",
@@ -74,6 +82,7 @@ __all__ = [
     "MissingClientCapabilities",
     "MutationOutcomeUnknown",
     "NotFound",
+    "NotInitialized",
     "ParseError",
     "PolicyStale",
     "PolicyUnavailable",
@@ -87,10 +96,12 @@ __all__ = [
     "ResourceNotFound",
     "RestoreRefused",
     "ResultTooLarge",
+    "SecretRefused",
     "StalePage",
     "StoreUnavailable",
     "TrustedContextUnavailable",
     "Unauthorized",
+    "UnknownMemory",
     "UnknownPrompt",
     "UnknownTool",
     "UnsupportedProtocolVersion",
@@ -415,6 +426,70 @@ class ProjectError(EngramError):
     """
 
     code = "PROJECT_ERROR"
+
+
+class NotInitialized(ProjectError):
+    code = "NOT_INITIALIZED"
+    message = "No project memory here: run `engram init` in the repository."
+
+
+class ConfigError(ProjectError):
+    code = "INVALID_CONFIG"
+    message = "The project configuration is invalid."
+
+
+class FrontmatterError(ProjectError):
+    """A memory file whose frontmatter cannot be read."""
+
+    code = "INVALID_MEMORY_FILE"
+    message = "A memory file is invalid."
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+class CandidateError(ProjectError):
+    code = "INVALID_CANDIDATE"
+    message = "A candidate is invalid."
+
+
+class SecretRefused(ProjectError):
+    code = "SECRET_REFUSED"
+    message = "Credential-like content is never saved."
+
+
+class InstructionRefused(ProjectError):
+    code = "INSTRUCTION_REFUSED"
+    message = "A note line reads like an instruction to an agent; notes record facts."
+
+
+class ApprovalError(ProjectError):
+    """The token cannot be used: unknown, expired, used, or for another workspace."""
+
+    code = "APPROVAL_INVALID"
+    message = "The approval token cannot be used."
+
+
+class ApprovalDeclined(ApprovalError):
+    code = "APPROVAL_DECLINED"
+    message = "approval was declined in the approval dialog"
+
+
+class ApprovalTampered(ApprovalError):
+    code = "APPROVAL_TAMPERED"
+    message = "The pending proposal was edited; propose again."
+
+
+class UnknownMemory(ProjectError):
+    code = "UNKNOWN_MEMORY"
+    message = "No memory has this id."
+
+
+class InvalidArguments(ProjectError):
+    code = "INVALID_ARGUMENTS"
+    message = "The arguments do not match the tool's schema."
 
 
 # --- Asking the human ---------------------------------------------------------------

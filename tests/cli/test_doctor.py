@@ -15,6 +15,7 @@ from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, doctor_check, exit_status, run_checks
 from engram.cli.doctor_hosts import handshake
 from engram.hosts.command import PIN_VARIABLE, HostEnv
+from engram.project.layout import init_layout
 from tests.cli.conftest import SCRIPTS, Run
 
 LINKS = [
@@ -44,6 +45,13 @@ SUBJECTS = {
     "antigravity global",
     "windsurf global",
 }
+
+
+@pytest.fixture(autouse=True)
+def project_memory(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Doctor checks the project's memory too: link from an initialised repository."""
+    init_layout(workspace)
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(tmp_path / "global-memory"))
 
 
 def _link_everything(run: Run) -> None:

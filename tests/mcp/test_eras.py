@@ -9,6 +9,7 @@ import pytest
 
 from engram import __version__
 from engram.mcp.instructions import INSTRUCTIONS, MAX_INSTRUCTIONS_CHARS
+from engram.project.layout import init_layout
 from tests.conftest import MODERN_META, StartServer, run_lines
 
 SERVER_INFO = {"name": "engram", "title": "Engram", "version": __version__}
@@ -41,7 +42,7 @@ def test_initialize_result_is_exactly_what_we_implement(start_server: StartServe
         "id": 1,
         "result": {
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
             "serverInfo": SERVER_INFO,
             "instructions": INSTRUCTIONS,
         },
@@ -71,10 +72,13 @@ def test_legacy_ping_initialized_notification_and_unknown_method(tmp_path: Path)
     ]
 
 
-def test_bare_tool_method_in_legacy_era_answers_plain_text(start_server: StartServer) -> None:
+def test_bare_tool_method_in_legacy_era_answers_plain_text(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    init_layout(tmp_path)
     reply = start_server().request("engram_status", {})
     assert isinstance(reply["result"], str)
-    assert reply["result"].startswith("engram ")
+    assert reply["result"].startswith(f"engram {__version__}: 0 rules, 0 skills, 0 knowledge")
 
 
 def test_modern_request_without_client_capabilities_is_invalid_params(
@@ -118,7 +122,7 @@ def test_server_discover_returns_versions_capabilities_instructions_and_cache_fi
     assert reply["result"] == {
         "resultType": "complete",
         "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
-        "capabilities": {"tools": {}},
+        "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
         "serverInfo": SERVER_INFO,
         "instructions": INSTRUCTIONS,
         "ttlMs": 300000,
@@ -131,6 +135,9 @@ def test_server_discover_returns_versions_capabilities_instructions_and_cache_fi
     ("method", "ttl"),
     [
         ("tools/list", 300000),
+        ("prompts/list", 300000),
+        ("resources/templates/list", 300000),
+        ("resources/list", 0),
     ],
 )
 def test_modern_list_results_carry_result_type_server_info_ttl_and_cache_scope(
@@ -164,7 +171,7 @@ def test_modern_and_legacy_requests_interleave_on_one_process(start_server: Star
 
 def test_legacy_requests_before_initialize_are_served(start_server: StartServer) -> None:
     tools = start_server().request("tools/list")["result"]["tools"]
-    assert tools[0]["name"] == "engram_status"
+    assert [tool["name"] for tool in tools][:3] == ["engram_load", "engram_route", "engram_search"]
 
 
 def test_list_cursor_is_refused_because_every_list_is_one_page(start_server: StartServer) -> None:

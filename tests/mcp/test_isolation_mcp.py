@@ -22,7 +22,7 @@ from engram.crypto.keyfiles import load_keyring
 from engram.demo.client import StdioClient
 from engram.host.setup import init_host, keys_for_store
 from engram.mcp.options import ServerOptions
-from engram.mcp.project_tools import project_tools
+from engram.mcp.project_tools import ProjectTools, project_tools
 from engram.memory.binding import MEMORY_TOOLS, Scope, tool_name
 from engram.memory.engine import MemoryEngine
 from engram.memory.maintenance import Maintenance
@@ -337,16 +337,21 @@ def test_a_page_cursor_from_another_servers_scope_is_stale_page(hosts: Shared) -
 def test_each_server_lists_only_the_project_tools_and_its_granted_memory_tools(
     hosts: Shared,
 ) -> None:
-    project = [tool.name for tool in project_tools(ServerOptions())]
+    options = ServerOptions()
+    project = [tool.name for tool in project_tools(ProjectTools(options), options)]
     for host in hosts.hosts.values():
         names = [tool["name"] for tool in host.server.request("tools/list")["result"]["tools"]]
         assert names == [*project, *(tool_name(short) for short in MEMORY_TOOLS)]
-        assert [name for name in names if any(word in name for word in HOST_ONLY)] == []
+        # engram_verify is the project's hash check, not the host's journal verification.
+        governed = [name for name in names if name != "engram_verify"]
+        assert [name for name in governed if any(word in name for word in HOST_ONLY)] == []
 
 
 @pytest.mark.parametrize("word", HOST_ONLY)
 def test_no_host_only_operation_is_a_tool(hosts: Shared, word: str) -> None:
     for host in hosts.hosts.values():
-        for name in (f"engram_memory_{word}", f"engram_host_{word}", f"engram_{word}", word):
+        spellings = [f"engram_memory_{word}", f"engram_host_{word}", f"engram_{word}", word]
+        # engram_verify is the project's hash check (a read-only project tool).
+        for name in [name for name in spellings if name != "engram_verify"]:
             reply = host.server.request("tools/call", {"name": name, "arguments": {}})
             assert reply["error"] == {"code": -32602, "message": "Unknown tool"}, name

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from engram.demo.client import server_command
+from engram.project.layout import init_layout
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 ELICIT_SERVER = str(Path(__file__).with_name("elicit_server.py"))
@@ -45,6 +46,7 @@ def _ts(plan: dict[str, Any], command: list[str], cwd: Path, **env: str) -> dict
 
 
 def test_typescript_sdk_client_lists_and_calls_tools(node_clients: Path, tmp_path: Path) -> None:
+    init_layout(tmp_path)
     plan = {"calls": [{"name": "engram_status"}, {"name": "engram_no_such_tool"}]}
     outcome = _ts(plan, server_command(), tmp_path)
     assert outcome["serverVersion"]["name"] == "engram"
@@ -87,6 +89,7 @@ def _inspector(cwd: Path, *args: str) -> dict[str, Any]:
 def test_inspector_cli_lists_and_calls_tools_in_each_era(
     node_clients: Path, tmp_path: Path, era: str
 ) -> None:
+    init_layout(tmp_path)
     listed = _inspector(tmp_path, "--protocol-era", era, "--method", "tools/list")
     assert "engram_status" in [tool["name"] for tool in listed["tools"]]
     called = _inspector(

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters, types
 
 from engram.demo.client import server_command
+from engram.project.layout import init_layout
 
 MODES = ["auto", "legacy", "2026-07-28"]
 ELICIT_SERVER = str(Path(__file__).with_name("elicit_server.py"))
@@ -40,7 +41,9 @@ async def _list_and_call(params: StdioServerParameters, mode: str) -> tuple[str,
 
 @pytest.mark.parametrize("mode", MODES)
 def test_sdk_client_lists_and_calls_tools_in_each_mode(tmp_path: Path, mode: str) -> None:
-    version, names, result = anyio.run(_list_and_call, _params(server_command(), tmp_path), mode)
+    init_layout(tmp_path)
+    params = _params(server_command(), tmp_path, ENGRAM_GLOBAL_DIR=str(tmp_path / "global"))
+    version, names, result = anyio.run(_list_and_call, params, mode)
     assert version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
     assert "engram_status" in names
     assert result.is_error is False

@@ -46,9 +46,23 @@ Outcome = Literal["pass", "warn", "skip", "fail"]
 Severity = Literal["info", "warning", "error"]
 
 #: Modules whose import registers checks, in the order their checks run.
-CHECK_MODULES: list[str] = ["engram.cli.doctor_hosts"]
+CHECK_MODULES: list[str] = ["engram.cli.doctor_project", "engram.cli.doctor_hosts"]
 #: Tools every registered server must list for its handshake to pass.
-EXPECTED_TOOLS: frozenset[str] = frozenset({"engram_status"})
+EXPECTED_TOOLS: frozenset[str] = frozenset(
+    {
+        "engram_load",
+        "engram_route",
+        "engram_search",
+        "engram_verify",
+        "engram_status",
+        "engram_save",
+        "engram_save_session",
+        "engram_commit",
+        "engram_set_role",
+        "engram_set_rule_variant",
+        "engram_note",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

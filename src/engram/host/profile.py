@@ -61,6 +61,8 @@ def _text(table: dict[str, Any], key: str, default: str | None = None) -> str:
     value = table.get(key, default)
     if not isinstance(value, str) or (default is None and not value):
         raise TrustedContextUnavailable(f"host profile lacks a valid {key}")
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in value):
+        raise TrustedContextUnavailable(f"host profile {key} holds a control character")
     return value
 
 

@@ -12,14 +12,9 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from engram.errors import ProjectError
+from engram.errors import InvalidArguments
 
 __all__ = ["InvalidArguments", "check_arguments"]
-
-
-class InvalidArguments(ProjectError):
-    code = "INVALID_ARGUMENTS"
-    message = "The arguments do not match the tool's schema."
 
 
 @cache

@@ -5,9 +5,10 @@ An agent never supplies any of this; the host binds it per call (memory-contract
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Final
+
+from engram.canonical import digest
 
 __all__ = ["MEMORY_TOOLS", "Binding", "Scope", "tool_name"]
 
@@ -29,9 +30,12 @@ class Scope:
 
     @property
     def scope_id(self) -> str:
-        """A stable, opaque id for storage (tenant and workspace never leak through it)."""
-        raw = f"{self.tenant}\0{self.workspace}".encode()
-        return hashlib.sha256(b"engram/scope/v1\0" + raw).hexdigest()[:32]
+        """A stable, opaque id for storage (tenant and workspace never leak through it).
+
+        Derived from the canonical JSON of ``[tenant, workspace]``: an unambiguous
+        encoding, so no two different pairs can ever share a scope.
+        """
+        return digest("scope", [self.tenant, self.workspace])[7:39]
 
 
 @dataclass(frozen=True, slots=True)

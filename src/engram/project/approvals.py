@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram.canonical import digest
-from engram.errors import ProjectError
+from engram.errors import ApprovalDeclined, ApprovalError, ApprovalTampered
 
 __all__ = [
     "TOKEN_TTL_MS",
@@ -36,23 +36,6 @@ __all__ = [
 ]
 
 TOKEN_TTL_MS: Final = 30 * 60 * 1000
-
-
-class ApprovalError(ProjectError):
-    """The token cannot be used: unknown, expired, used, or for another workspace."""
-
-    code = "APPROVAL_INVALID"
-    message = "The approval token cannot be used."
-
-
-class ApprovalDeclined(ApprovalError):
-    code = "APPROVAL_DECLINED"
-    message = "approval was declined in the approval dialog"
-
-
-class ApprovalTampered(ApprovalError):
-    code = "APPROVAL_TAMPERED"
-    message = "The pending proposal was edited; propose again."
 
 
 @dataclass(frozen=True)

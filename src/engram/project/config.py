@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from engram.errors import ProjectError
+from engram.errors import ConfigError
 
 __all__ = ["RULE_VARIANTS", "Config", "ConfigError", "load_config", "save_config"]
 
@@ -24,11 +24,6 @@ _RANGES: Final = {
     ("load", "session_budget_tokens"): (100, 16_000, 1_500),
     ("mcp", "resource_limit"): (0, 200, 20),
 }
-
-
-class ConfigError(ProjectError):
-    code = "INVALID_CONFIG"
-    message = "The project configuration is invalid."
 
 
 @dataclass(frozen=True)

@@ -13,25 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from engram.errors import ProjectError
+from engram.errors import FrontmatterError
 
 __all__ = ["FrontmatterError", "Value", "parse_document", "render_frontmatter"]
 
 Value = str | int | list[str]
 _KEY: Final = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(?:\s+(.*?))?\s*$")
 _PLAIN_SAFE: Final = re.compile(r"^[A-Za-z0-9_.@/+:=<>()-][A-Za-z0-9 _.@/+:=<>()'-]*$")
-
-
-class FrontmatterError(ProjectError):
-    """A memory file whose frontmatter cannot be read."""
-
-    code = "INVALID_MEMORY_FILE"
-    message = "A memory file is invalid."
-
-    def __init__(self, line: int, reason: str) -> None:
-        super().__init__(f"line {line}: {reason}")
-        self.line = line
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from engram.errors import ProjectError
+from engram.errors import NotInitialized
 
 __all__ = [
     "GITIGNORED",
@@ -27,11 +27,6 @@ ENGRAM_DIR: Final = Path(".agents") / ".engram"
 MEMORY_FOLDERS: Final = ("rules", "skills", "knowledge")
 #: Derived or private files that Git must not track (paths inside .agents/.engram/).
 GITIGNORED: Final = ("working/", "pending-approvals.json", "index.sqlite*")
-
-
-class NotInitialized(ProjectError):
-    code = "NOT_INITIALIZED"
-    message = "No project memory here: run `engram init` in the repository."
 
 
 @dataclass(frozen=True)

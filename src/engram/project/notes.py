@@ -15,7 +15,7 @@ import datetime as dt
 import re
 from typing import Final
 
-from engram.errors import ProjectError
+from engram.errors import InstructionRefused
 from engram.project.frontmatter import Value
 from engram.project.memory_file import Memory, new_memory, slugify, title_for
 
@@ -35,11 +35,6 @@ _INSTRUCTION_PATTERNS: Final = tuple(
         r"\bnew (system )?instructions?\b",
     )
 )
-
-
-class InstructionRefused(ProjectError):
-    code = "INSTRUCTION_REFUSED"
-    message = "A note line reads like an instruction to an agent; notes record facts."
 
 
 def refuse_instructions(text: str) -> None:

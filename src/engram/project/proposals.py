@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from engram.errors import ProjectError
+from engram.errors import CandidateError, SecretRefused
 from engram.project.memory_file import TYPES, Memory, new_memory, title_for
 
 __all__ = [
@@ -54,16 +54,6 @@ _FIELDS: Final = (
     "UPDATE",
     "PARENT",
 )
-
-
-class CandidateError(ProjectError):
-    code = "INVALID_CANDIDATE"
-    message = "A candidate is invalid."
-
-
-class SecretRefused(ProjectError):
-    code = "SECRET_REFUSED"
-    message = "Credential-like content is never saved."
 
 
 @dataclass(frozen=True)

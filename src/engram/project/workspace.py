@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engram.errors import ProjectError
+from engram.errors import ProjectError, UnknownMemory
 from engram.project.approvals import Pending, Proposals
 from engram.project.catalog import Catalog
 from engram.project.commit import Outcome, write_candidates, write_memory
@@ -38,11 +38,6 @@ __all__ = ["LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
 
 #: How many BM25 hits routing considers before filtering and ordering.
 ROUTE_CANDIDATES = 64
-
-
-class UnknownMemory(ProjectError):
-    code = "UNKNOWN_MEMORY"
-    message = "No memory has this id."
 
 
 @dataclass

@@ -1,0 +1,131 @@
+"""``engram doctor`` checks of the project's memory and of governed memory.
+
+Project: the configuration resolves, the derived index is healthy, every memory file
+is valid, hashes match. Governed (when ``ENGRAM_HOST_PROFILE`` names a profile): the
+profile is trusted, the store opens and its journal verifies, and the retention
+ceiling is a decision rather than the 30-day default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engram.cli.doctor import CheckResult, DoctorContext, doctor_check
+from engram.errors import EngramError
+
+if TYPE_CHECKING:
+    from engram.project.workspace import ProjectMemory
+
+__all__ = ["governed_checks", "project_checks"]
+
+
+@doctor_check("project")
+def project_checks(context: DoctorContext) -> Iterator[CheckResult]:
+    from engram.compose import open_project
+    from engram.project.layout import NotInitialized
+
+    try:
+        memory = open_project(context.root)
+        config = memory.config()
+    except NotInitialized:
+        yield CheckResult(
+            "config.resolved",
+            "skip",
+            "info",
+            "no project memory here",
+            "run `engram init` in the repository",
+        )
+        return
+    except EngramError as error:
+        yield CheckResult(
+            "config.resolved", "fail", "error", error.detail, "fix .agents/.engram/config.json"
+        )
+        return
+    yield CheckResult(
+        "config.resolved",
+        "pass",
+        "error",
+        f"roles {list(config.roles)}, rule variant {config.rule_variant}",
+        subject=str(memory.layout.base),
+    )
+    yield from _index_checks(memory)
+    for entry in memory.verify("workspace"):
+        if entry["status"] != "ok":
+            yield CheckResult(
+                "hash.mismatch",
+                "warn",
+                "warning",
+                entry["status"],
+                "review the change, then save it through engram",
+                subject=entry["path"],
+            )
+
+
+def _index_checks(memory: ProjectMemory) -> Iterator[CheckResult]:
+    try:
+        memory.refresh()
+        entries = len(memory.index.memories())
+    except EngramError as error:
+        yield CheckResult(
+            "index.health",
+            "fail",
+            "error",
+            error.detail,
+            "delete .agents/.engram/index.sqlite: it is rebuilt from the files",
+        )
+        return
+    yield CheckResult("index.entries.workspace", "pass", "info", f"{entries} memories indexed")
+    for path, reason in memory.problems():
+        yield CheckResult(
+            "memory.invalid",
+            "fail",
+            "error",
+            reason,
+            "fix the file; it is not loaded while invalid",
+            subject=path,
+        )
+
+
+@doctor_check("governed")
+def governed_checks(context: DoctorContext) -> Iterator[CheckResult]:
+    profile = os.environ.get("ENGRAM_HOST_PROFILE")
+    if not profile:
+        return
+    from engram.host.profile import load_profile
+    from engram.host.runtime import open_memory
+    from engram.memory.maintenance import Maintenance
+    from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS
+
+    try:
+        loaded = load_profile(Path(profile))
+        memory = open_memory(loaded, sweep=False)
+        events = Maintenance(memory.engine, memory.binding.scope).verify()
+    except EngramError as error:
+        yield CheckResult(
+            "memory.profile",
+            "fail",
+            "error",
+            error.detail,
+            "check the profile, its permissions and its store",
+            subject=profile,
+        )
+        return
+    yield CheckResult(
+        "memory.store",
+        "pass",
+        "error",
+        f"journal verified: {events} events",
+        subject=str(loaded.store),
+    )
+    if loaded.policy.retention_max_days == DEFAULT_RETENTION_MAX_DAYS:
+        yield CheckResult(
+            "memory.retention_default",
+            "warn",
+            "warning",
+            "retention ceiling is the 30-day default, not a policy",
+            "set [retention] max_days in the host profile deliberately",
+            subject=profile,
+        )
