@@ -43,8 +43,12 @@ def init_host(
     """Create ``directory/host.toml``, the store and its keys; return the profile path."""
     from engram.store.sqlite.memory_store import SqliteMemoryStore
 
-    for name, value in (("tenant", tenant), ("workspace", workspace), ("principal", principal),
-                        ("purpose", purpose)):
+    for name, value in (
+        ("tenant", tenant),
+        ("workspace", workspace),
+        ("principal", principal),
+        ("purpose", purpose),
+    ):
         if not value or any(ord(char) < 0x20 or ord(char) == 0x7F for char in value):
             raise UsageError(f"--{name} must be non-empty text without control characters")
     chosen = list(DEFAULT_GRANTS if grants is None else grants)

@@ -16,14 +16,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from engram.canonical import canonical_bytes, digest
+from engram.canonical import canonical_bytes, digest, digest_bytes, record_id_from_digest
 from engram.errors import DigestConflict, NotFound, PolicyStale
 from engram.memory.binding import Binding
 from engram.memory.capture import intent_digest
 from engram.memory.gate import Gate, Operation
 from engram.memory.lifecycle import check_candidate
 from engram.memory.ports import IdempotencyRow, MemoryTransaction, RecordRow
-from engram.memory.records import index_text, record_identity
+from engram.memory.records import index_text
 from engram.memory.validation import format_instant, parse_instant
 from engram.memory.vault import Vault
 
@@ -98,10 +98,11 @@ def request_admission(
     arguments: dict[str, Any],
     now_ms: int,
     gate: Gate | None = None,
+    intent: str | None = None,
 ) -> dict[str, Any]:
     """Decide inside ``tx``; returns the output value. ``gate`` when the host gates it."""
     scope_id, key = binding.scope.scope_id, arguments["idempotency_key"]
-    intent = intent_digest("request_admission", arguments)
+    intent = intent or intent_digest("request_admission", arguments)
     prior = tx.idempotency(scope_id, binding.principal, key)
     if prior is not None:
         if prior.tool != "request_admission" or prior.intent_digest != intent:
@@ -113,7 +114,9 @@ def request_admission(
     check_candidate(candidate.state, {"pending"})
     if gate is not None:
         gate(Operation("request_admission", candidate.candidate_id, None, intent))
-    body = json.loads(vault.open(tx, candidate.candidate_id, scope_id, candidate.sealed))
+    # The sealed plaintext is the record body's canonical bytes (sealed at capture).
+    plaintext = vault.open(tx, candidate.candidate_id, scope_id, candidate.sealed)
+    body = json.loads(plaintext)
     decision = policy.decide(body, now_ms)
     if not 0 <= now_ms - decision.decided_ms <= DECISION_MAX_AGE_MS:
         raise PolicyStale()
@@ -130,7 +133,9 @@ def request_admission(
         },
     )
     if status == "accepted":
-        record_id = admit_record(tx, vault, body, candidate.candidate_id, scope_id, now_ms)
+        record_id = admit_record(
+            tx, vault, body, candidate.candidate_id, scope_id, now_ms, plaintext
+        )
     event = tx.append_event(
         scope_id,
         {
@@ -191,9 +196,12 @@ def admit_record(
     candidate_id: str,
     scope_id: str,
     now_ms: int,
+    body_bytes: bytes | None = None,
 ) -> str:
     """Create the record: content sealed under its own key, then indexed."""
-    record_digest, record_id = record_identity(body)
+    body_bytes = body_bytes if body_bytes is not None else canonical_bytes(body)
+    record_digest = digest_bytes("record", body_bytes)
+    record_id = record_id_from_digest(record_digest)
     content = body["content"]
     valid_time = content["valid_time"]
     tx.add_record(
@@ -204,7 +212,7 @@ def admit_record(
             state="accepted_current",
             record_digest=record_digest,
             payload_digest=body["payload_digest"],
-            sealed=vault.seal(tx, record_id, scope_id, canonical_bytes(body)),
+            sealed=vault.seal(tx, record_id, scope_id, body_bytes),
             valid_t=valid_time["t"],
             valid_t_end=valid_time.get("t_end"),
             expires_ms=parse_instant(body["retention"]["expires_at"]),

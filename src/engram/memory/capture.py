@@ -12,12 +12,12 @@ import base64
 import os
 from typing import Any
 
-from engram.canonical import canonical_bytes, digest
+from engram.canonical import canonical_bytes, digest, digest_bytes
 from engram.errors import DigestConflict, InvalidSchema, Unauthorized
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
 from engram.memory.ports import CandidateRow, IdempotencyRow, MemoryTransaction
-from engram.memory.records import payload_digest, record_body, record_identity
+from engram.memory.records import payload_digest, record_body
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, parse_instant
 from engram.memory.vault import Vault
@@ -29,9 +29,13 @@ def new_candidate_id() -> str:
     return "cand_" + base64.b32encode(os.urandom(20)).decode("ascii").lower()
 
 
-def intent_digest(tool: str, arguments: dict[str, Any]) -> str:
-    """What an idempotency key is bound to: the tool and its exact arguments."""
-    return digest("intent", {"tool": tool, "arguments": arguments})
+def intent_digest(tool: str, arguments: dict[str, Any], canonical: bytes | None = None) -> str:
+    """What an idempotency key is bound to: the tool and its exact arguments.
+
+    ``canonical`` is the RFC 8785 form of ``arguments`` when the caller has it already.
+    """
+    data = canonical if canonical is not None else canonical_bytes(arguments)
+    return digest_bytes("intent", tool.encode("ascii") + b"\0" + data)
 
 
 def resolve_retention(payload: dict[str, Any], policy: HostPolicy, now_ms: int) -> dict[str, Any]:
@@ -66,10 +70,11 @@ def capture(
     arguments: dict[str, Any],
     now_ms: int,
     gate: Gate | None = None,
+    intent: str | None = None,
 ) -> dict[str, Any]:
     """Capture inside ``tx``; returns the output value. ``gate`` when the host gates it."""
     scope_id, key = binding.scope.scope_id, arguments["idempotency_key"]
-    intent = intent_digest("capture", arguments)
+    intent = intent or intent_digest("capture", arguments)
     prior = tx.idempotency(scope_id, binding.principal, key)
     if prior is not None:
         if prior.tool != "capture" or prior.intent_digest != intent:
@@ -82,8 +87,9 @@ def capture(
         gate(Operation("capture", key, None, intent))
     candidate_id = new_candidate_id()
     body = record_body(candidate_id, binding, now_ms, arguments, retention)
-    record_digest, _ = record_identity(body)
-    sealed = vault.seal(tx, candidate_id, scope_id, canonical_bytes(body))
+    body_bytes = canonical_bytes(body)
+    record_digest = digest_bytes("record", body_bytes)
+    sealed = vault.seal(tx, candidate_id, scope_id, body_bytes)
     event = tx.append_event(
         scope_id,
         {

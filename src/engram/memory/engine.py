@@ -29,6 +29,7 @@ from engram.errors import (
 )
 from engram.memory import admission, capture, recall, withdrawal
 from engram.memory.binding import MEMORY_TOOLS, Binding
+from engram.memory.capture import intent_digest
 from engram.memory.envelope import failure, new_audit_id, success
 from engram.memory.gate import (
     EXECUTION_WINDOW_MS,
@@ -137,10 +138,11 @@ class MemoryEngine:
             self._audit(tool, binding, arguments, "ok", audit_id, value)
             return value
         gated = tool in _ALWAYS_GATED or tool in self.policy.confirm_tools
-        approval = self._ask(tool, arguments, binding, confirm) if gated else None
+        intent = intent_digest(tool, arguments)
+        approval = self._ask(tool, arguments, binding, confirm, intent) if gated else None
         with self.store.write() as tx:
             gate = _ConsumingGate(tx, binding, approval, self.clock) if gated else None
-            value = self._mutate(tool, tx, binding, arguments, gate)
+            value = self._mutate(tool, tx, binding, arguments, gate, intent)
             self._check_window(approval or (gate.consumed if gate else None))
             tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value))
         return self._with_purge_status(tool, binding, arguments, value)
@@ -174,19 +176,22 @@ class MemoryEngine:
         binding: Binding,
         arguments: dict[str, Any],
         gate: Gate | None,
+        intent: str,
     ) -> dict[str, Any]:
         now = self.clock()
         if tool == "capture":
-            return capture.capture(tx, self.vault, self.policy, binding, arguments, now, gate)
+            return capture.capture(
+                tx, self.vault, self.policy, binding, arguments, now, gate, intent
+            )
         if tool == "request_admission":
             return admission.request_admission(
-                tx, self.vault, self.admission_policy, binding, arguments, now, gate
+                tx, self.vault, self.admission_policy, binding, arguments, now, gate, intent
             )
         if gate is None:
             raise GateFailed("withdraw and forget are always gated")
         if tool == "withdraw":
-            return withdrawal.withdraw(tx, self.vault, binding, arguments, now, gate)
-        return withdrawal.forget(tx, self.vault, binding, arguments, now, gate)
+            return withdrawal.withdraw(tx, self.vault, binding, arguments, now, gate, intent)
+        return withdrawal.forget(tx, self.vault, binding, arguments, now, gate, intent)
 
     # --- the confirmation gate -----------------------------------------------------
 
@@ -215,6 +220,7 @@ class MemoryEngine:
         arguments: dict[str, Any],
         binding: Binding,
         confirm: Confirmer | None,
+        intent: str,
     ) -> Approval | None:
         """Ask the dialog when there is one and the call reaches the gate.
 
@@ -231,7 +237,7 @@ class MemoryEngine:
 
         try:
             with self.store.write() as tx:
-                self._mutate(tool, tx, binding, arguments, probe)
+                self._mutate(tool, tx, binding, arguments, probe, intent)
             return None  # a replay: it answers without the gate
         except NeedsApproval as needed:
             operation = needed.operation

@@ -79,7 +79,7 @@ def record_body(
 
 
 def record_identity(body: dict[str, Any]) -> tuple[str, str]:
-    """``(record_digest, record_id)`` of a record body."""
+    """``(record_digest, record_id)`` of a record body (digest of its canonical bytes)."""
     record_digest = digest("record", body)
     return record_digest, record_id_from_digest(record_digest)
 

@@ -28,12 +28,14 @@ from engram.memory.vault import Vault
 __all__ = ["forget", "replay", "withdraw"]
 
 
-def replay(tx: MemoryTransaction, tool: str, binding: Binding, arguments: dict[str, Any]) -> Any:
+def replay(
+    tx: MemoryTransaction, tool: str, binding: Binding, arguments: dict[str, Any], intent: str
+) -> Any:
     """The stored outcome of this key, or ``None``; ``DIGEST_CONFLICT`` if it differs."""
     prior = tx.idempotency(binding.scope.scope_id, binding.principal, arguments["idempotency_key"])
     if prior is None:
         return None
-    if prior.tool != tool or prior.intent_digest != intent_digest(tool, arguments):
+    if prior.tool != tool or prior.intent_digest != intent:
         raise DigestConflict()
     return prior.outcome
 
@@ -93,9 +95,11 @@ def withdraw(
     arguments: dict[str, Any],
     now_ms: int,
     gate: Gate,
+    intent: str | None = None,
 ) -> dict[str, Any]:
     """Withdraw inside ``tx``; the value before the purge status is known."""
-    stored = replay(tx, "withdraw", binding, arguments)
+    intent = intent or intent_digest("withdraw", arguments)
+    stored = replay(tx, "withdraw", binding, arguments, intent)
     if stored is not None:
         return {**stored, "replayed": True}
     candidate = tx.candidate(binding.scope.scope_id, arguments["candidate_id"])
@@ -106,7 +110,7 @@ def withdraw(
         "withdraw",
         candidate.candidate_id,
         arguments["reason_ref"],
-        intent_digest("withdraw", arguments),
+        intent,
     )
     authorization = gate(operation).receipt(binding, operation)
     receipt = _receipt(
@@ -128,7 +132,7 @@ def withdraw(
         binding.scope.scope_id,
         binding.principal,
         arguments["idempotency_key"],
-        IdempotencyRow("withdraw", intent_digest("withdraw", arguments), outcome),
+        IdempotencyRow("withdraw", intent, outcome),
     )
     return outcome
 
@@ -140,18 +144,18 @@ def forget(
     arguments: dict[str, Any],
     now_ms: int,
     gate: Gate,
+    intent: str | None = None,
 ) -> dict[str, Any]:
     """Forget inside ``tx``: the record is excluded from recall when this commits."""
-    stored = replay(tx, "forget", binding, arguments)
+    intent = intent or intent_digest("forget", arguments)
+    stored = replay(tx, "forget", binding, arguments, intent)
     if stored is not None:
         return {**stored, "replayed": True}
     record = tx.record(binding.scope.scope_id, arguments["record_id"])
     if record is None:
         raise NotFound()
     check_record(record.state, FORGETTABLE)
-    operation = Operation(
-        "forget", record.record_id, arguments["reason_ref"], intent_digest("forget", arguments)
-    )
+    operation = Operation("forget", record.record_id, arguments["reason_ref"], intent)
     authorization = gate(operation).receipt(binding, operation)
     receipt = _receipt(
         tx,
@@ -175,6 +179,6 @@ def forget(
         binding.scope.scope_id,
         binding.principal,
         arguments["idempotency_key"],
-        IdempotencyRow("forget", intent_digest("forget", arguments), outcome),
+        IdempotencyRow("forget", intent, outcome),
     )
     return outcome

@@ -1,6 +1,6 @@
 """Cost of the credential detector: ``find_secrets`` on a 4 KB note and on 1 MB inputs.
 
-usage: .venv/bin/python bench/secrets.py [--runs 5]
+usage: .venv/bin/python bench/secret_detector.py [--runs 5]
 The 1 MB inputs are the contract's largest argument; the adversarial ones repeat the
 start of a pattern so that a backtracking regular expression would go quadratic.
 """
