@@ -1,0 +1,352 @@
+"""The project memory verbs: ``engram init``, ``save-session`` (``ss``), ``load``,
+``search``, ``route``, ``verify``, ``status``, ``promote``, through click's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engram.cli.main import cli
+from engram.compose import open_project
+from tests.safety.samples import github_token
+
+BASE = Path(".agents") / ".engram"
+INIT_CREATED = "rules/, skills/, knowledge/, working/, .gitignore, memory.hashes.json"
+
+
+@pytest.fixture(autouse=True)
+def project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The current directory is ``tmp_path``; global memory lives in a private folder."""
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(tmp_path / "global"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def engram(*args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=stdin, catch_exceptions=False)
+
+
+def md_files(root: Path) -> list[str]:
+    base = root / BASE
+    return sorted(p.relative_to(base).as_posix() for p in base.rglob("*.md"))
+
+
+@pytest.fixture
+def initialised(project_dir: Path) -> Path:
+    assert engram("init").exit_code == 0
+    return project_dir
+
+
+def save(lines: str, *options: str) -> Result:
+    return engram("save-session", *options, stdin=lines)
+
+
+# --- init ------------------------------------------------------------------------------------
+
+
+def test_init_creates_the_layout_and_says_what_it_created(project_dir: Path) -> None:
+    result = engram("init")
+
+    base = project_dir / BASE
+    assert result.exit_code == 0
+    assert result.stdout == f"engram memory in {base} (created {INIT_CREATED})\n"
+    assert all((base / name).is_dir() for name in ("rules", "skills", "knowledge", "working"))
+    assert (base / "memory.hashes.json").read_text() == "{}\n"
+    ignored = (base / ".gitignore").read_text().splitlines()
+    assert {"working/", "pending-approvals.json"} <= set(ignored)
+
+
+def test_init_twice_says_already_there_and_changes_nothing(project_dir: Path) -> None:
+    engram("init")
+    base = project_dir / BASE
+    before = {p: p.read_bytes() for p in base.rglob("*") if p.is_file()}
+
+    result = engram("init")
+
+    assert result.exit_code == 0
+    assert result.stdout == f"engram memory in {base} (already there)\n"
+    assert {p: p.read_bytes() for p in base.rglob("*") if p.is_file()} == before
+
+
+def test_a_project_verb_outside_an_initialised_project_fails_with_a_hint(
+    project_dir: Path,
+) -> None:
+    result = engram("load", "deploy")
+
+    assert result.exit_code == 1
+    assert result.stderr == f"engram: no {BASE} in {project_dir.resolve()} or above\n"
+
+
+# --- save-session ----------------------------------------------------------------------------
+
+
+def test_save_session_without_force_previews_and_writes_nothing(initialised: Path) -> None:
+    result = save("TYPE: rule | TEXT: Use tabs\n")
+
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "1. Verdict: ADD\n"
+        "   Type: rule | Id: use-tabs | Scope: workspace\n"
+        "   Title: Use tabs\n"
+        "   Text: Use tabs\n"
+        "\n(dry run: nothing written; add --force to write)\n"
+    )
+    assert md_files(initialised) == []
+    assert not (initialised / BASE / "pending-approvals.json").exists()
+
+
+@pytest.mark.parametrize("command", [["save-session", "--force"], ["ss", "-f"], ["ss", "--force"]])
+def test_save_session_force_and_its_ss_f_shortcut_write_the_ready_candidates(
+    initialised: Path, command: list[str]
+) -> None:
+    result = engram(
+        *command, stdin="TYPE: rule | TEXT: Use tabs\nTYPE: workflow | TEXT: Tag main\n"
+    )
+
+    assert result.exit_code == 0
+    assert result.stdout.endswith("wrote rules/use-tabs.md\nwrote skills/tag-main.md\n")
+    assert md_files(initialised) == ["rules/use-tabs.md", "skills/tag-main.md"]
+
+
+def test_save_session_force_writes_add_and_update_and_defers_noop_and_supersede_with_a_hint(
+    initialised: Path,
+) -> None:
+    save("TYPE: rule | TEXT: Run unit tests before push\nTYPE: rule | TEXT: Use tabs\n", "--force")
+    use_tabs = initialised / BASE / "rules" / "use-tabs.md"
+
+    result = save(
+        "TYPE: rule | TEXT: Run unit tests before every push\n"
+        "TYPE: rule | TEXT: use TABS!\n"
+        "TYPE: rule | TEXT: Use tabs of width 4 | UPDATE: use-tabs\n"
+        "TYPE: knowledge | TEXT: Staging is bluebird\n",
+        "--force",
+    )
+
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-4:] == [
+        "wrote rules/use-tabs.md",
+        "wrote knowledge/staging-is-bluebird.md",
+        "deferred 1 (SUPERSEDE run-unit-tests-before-push): "
+        "read `engram load --id run-unit-tests-before-push`",
+        "deferred 2 (NOOP duplicate of use-tabs): read `engram load --id use-tabs`",
+    ]
+    assert "- Use tabs of width 4\n" in use_tabs.read_text()
+    assert "revision: 2\n" in use_tabs.read_text()
+    assert md_files(initialised) == [
+        "knowledge/staging-is-bluebird.md",
+        "rules/run-unit-tests-before-push.md",
+        "rules/use-tabs.md",
+    ]
+
+
+def test_save_session_reads_candidates_from_a_file(initialised: Path) -> None:
+    (initialised / "candidates.txt").write_text("TYPE: knowledge | TEXT: Staging is bluebird\n")
+
+    result = engram("ss", "--file", "candidates.txt", "-f")
+
+    assert result.exit_code == 0
+    assert md_files(initialised) == ["knowledge/staging-is-bluebird.md"]
+
+
+@pytest.mark.parametrize("level", ["0", "-1"])
+def test_a_query_level_below_1_is_a_usage_error(initialised: Path, level: str) -> None:
+    result = save("TYPE: rule | TEXT: Use tabs\n", "--query-level", level, "--force")
+
+    assert result.exit_code == 2
+    assert f"Invalid value for '--query-level': {level} is not in the range x>=1." in (
+        result.stderr
+    )
+    assert md_files(initialised) == []
+
+
+def test_a_positive_query_level_is_accepted(initialised: Path) -> None:
+    result = save("TYPE: rule | TEXT: Use tabs\n", "--query-level", "50", "--force")
+
+    assert result.exit_code == 0
+    assert md_files(initialised) == ["rules/use-tabs.md"]
+
+
+def test_a_bad_candidate_line_fails_with_its_line_number_and_writes_nothing(
+    initialised: Path,
+) -> None:
+    result = save("TYPE: rule | TEXT: Use tabs\nTYPE: lesson | TEXT: x\n", "--force")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == "engram: line 2: TYPE must be rule, skill, workflow or knowledge\n"
+    assert md_files(initialised) == []
+
+
+def test_a_candidate_with_a_secret_is_refused_before_the_preview_without_echoing_it(
+    initialised: Path,
+) -> None:
+    token = github_token()
+
+    result = save(f"TYPE: knowledge | TEXT: The CI token is {token}\n", "--force")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == "engram: candidate 1 holds credential-like content (github_token)\n"
+    assert token not in result.output
+    assert md_files(initialised) == []
+
+
+# --- load, search, route ------------------------------------------------------------------------
+
+
+def test_load_json_carries_the_structured_keys(initialised: Path) -> None:
+    save(
+        "TYPE: rule | TEXT: Deploy only from main\nTYPE: knowledge | TEXT: Deploy is blue green\n",
+        "-f",
+    )
+
+    result = engram("load", "deploy", "--json")
+
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    text = (
+        "# Engram memory for: deploy (2 selected)\n\n"
+        "## Rule: Deploy only from main [deploy-only-from-main]\n- Deploy only from main\n\n"
+        "## Knowledge: Deploy is blue green [deploy-is-blue-green]\n- Deploy is blue green\n"
+    )
+    assert data == {
+        "selected_keys": ["deploy-only-from-main", "deploy-is-blue-green"],
+        "body_keys": ["deploy-only-from-main", "deploy-is-blue-green"],
+        "card_ids": [],
+        "omitted_ids": [],
+        "tokens": (len(text.encode()) + 3) // 4,
+        "budget_tokens": 1600,
+        "text": text,
+    }
+    assert engram("load", "deploy").stdout == text
+
+
+def test_load_by_id_prints_one_memory(initialised: Path) -> None:
+    save("TYPE: rule | TEXT: Deploy only from main\n", "-f")
+
+    result = engram("load", "--id", "deploy-only-from-main")
+
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "## Rule: Deploy only from main [deploy-only-from-main]\n- Deploy only from main\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["load"],
+        ["load", "deploy", "--budget-tokens", "199"],
+        ["load", "x", "--budget-tokens", "16001"],
+    ],
+)
+def test_load_without_a_query_or_with_a_budget_out_of_range_is_a_usage_error(
+    initialised: Path, args: list[str]
+) -> None:
+    assert engram(*args).exit_code == 2
+
+
+def test_search_and_route_print_entries_with_id_type_scope_and_score(initialised: Path) -> None:
+    save(
+        "TYPE: rule | TEXT: Deploy only from main\nTYPE: knowledge | TEXT: Staging is bluebird\n",
+        "-f",
+    )
+
+    searched = json.loads(engram("search", "bluebird", "--json").stdout)
+    routed = json.loads(engram("route", "deploy", "--json").stdout)
+
+    assert [(e["id"], e["type"], e["scope"]) for e in searched] == [
+        ("staging-is-bluebird", "knowledge", "workspace")
+    ]
+    assert [(e["id"], e["type"], e["scope"], e["how"]) for e in routed] == [
+        ("deploy-only-from-main", "rule", "workspace", "direct")
+    ]
+    assert all(isinstance(e["score"], float) for e in [*searched, *routed])
+    assert engram("search", "nothing-matches-this").stdout == "no match\n"
+
+
+def test_a_file_edited_by_hand_between_commands_is_loaded_as_edited(initialised: Path) -> None:
+    save("TYPE: knowledge | TEXT: The database is postgres\n", "-f")
+    assert engram("load", "database").exit_code == 0
+    path = initialised / BASE / "knowledge" / "the-database-is-postgres.md"
+
+    path.write_text(path.read_text().replace("- The database is postgres", "- It moved to mysql"))
+    result = engram("load", "--id", "the-database-is-postgres")
+
+    assert result.exit_code == 0
+    assert result.stdout.endswith("- It moved to mysql\n")
+
+
+# --- verify and status ---------------------------------------------------------------------------
+
+
+def test_verify_exits_0_when_every_hash_matches_and_1_on_a_hand_edit(initialised: Path) -> None:
+    save("TYPE: rule | TEXT: Use tabs\nTYPE: knowledge | TEXT: Staging is bluebird\n", "-f")
+
+    clean = engram("verify")
+    path = initialised / BASE / "rules" / "use-tabs.md"
+    path.write_text(path.read_text() + "- edited by hand\n")
+    edited = engram("verify")
+
+    assert (clean.exit_code, clean.stdout) == (
+        0,
+        "ok: knowledge/staging-is-bluebird.md\nok: rules/use-tabs.md\n",
+    )
+    assert (edited.exit_code, edited.stdout) == (
+        1,
+        "ok: knowledge/staging-is-bluebird.md\nhash mismatch: rules/use-tabs.md\n",
+    )
+
+
+def test_status_prints_the_counters(initialised: Path) -> None:
+    save("TYPE: rule | TEXT: Use tabs\nTYPE: knowledge | TEXT: Staging is bluebird\n", "-f")
+
+    text = engram("status")
+    data = json.loads(engram("status", "--json").stdout)
+
+    assert text.stdout == (
+        f"{initialised.resolve()}: 1 rules, 0 skills, 1 knowledge, 0 notes; "
+        "0 invalid, 0 hash problems\n"
+    )
+    assert data == {
+        "root": str(initialised.resolve()),
+        "memories": {"rule": 1, "skill": 0, "knowledge": 1},
+        "notes": 0,
+        "invalid_files": 0,
+        "hash_mismatches": 0,
+        "roles": [],
+        "rule_variant": "balanced",
+        "healthy": True,
+    }
+
+
+# --- promote, roles, variants ---------------------------------------------------------------------
+
+
+def test_promote_makes_a_working_note_durable(initialised: Path) -> None:
+    memory = open_project(initialised)
+    note = memory.note("The cache warms slowly", "", "knowledge", "workspace")
+    memory.write_note(note)
+    memory.index.close()
+
+    result = engram("promote", note.id)
+
+    durable = initialised.resolve() / BASE / "knowledge" / "the-cache-warms-slowly.md"
+    assert result.exit_code == 0
+    assert result.stdout == f"promoted to {durable}\n"
+    assert md_files(initialised) == ["knowledge/the-cache-warms-slowly.md"]
+
+
+def test_set_role_and_set_rule_variant_update_the_configuration(initialised: Path) -> None:
+    roles = engram("set-role", "frontend", "backend", "frontend")
+    variant = engram("set-rule-variant", "strict")
+
+    assert roles.stdout == "roles: backend, frontend\n"
+    assert variant.stdout == "rule variant: strict\n"
+    config = json.loads((initialised / BASE / "config.json").read_text())
+    assert (config["roles"], config["rule_variant"]) == (["backend", "frontend"], "strict")
+    assert engram("set-rule-variant", "loud").exit_code == 2

@@ -1,0 +1,158 @@
+"""engram_search and engram_route: BM25 ranking (better than upstream's word overlap on
+a labelled set), entry shapes, and route entries in load order."""
+
+from __future__ import annotations
+
+import re
+
+from engram.project.layout import Layout
+from engram.project.workspace import ProjectMemory
+from tests.project.conftest import memory_text, write_memory_file
+
+#: (id, type, title, content): a small project's memories.
+MEMORIES = [
+    ("deploy-with-blue-green", "knowledge", "Deploy with blue green",
+     "Deployments use blue green releases on the production cluster"),
+    ("database-migrations", "knowledge", "Database migrations",
+     "Database migrations are written with alembic and run before each release"),
+    ("run-tests-before-commit", "rule", "Run tests before commit",
+     "Run the test suite with pytest before every commit"),
+    ("structured-logging", "knowledge", "Structured logging",
+     "Logging goes through structlog with JSON output in production"),
+    ("redis-cache", "knowledge", "Redis cache",
+     "The cache is redis and its keys expire after one hour"),
+    ("api-token-rotation", "knowledge", "API token rotation",
+     "API tokens are rotated every ninety days by the security team"),
+    ("frontend-stack", "knowledge", "Frontend stack",
+     "The frontend is a React app built with vite"),
+    ("continuous-integration", "knowledge", "Continuous integration",
+     "CI runs on GitHub Actions and caches the pip downloads"),
+    ("two-approvals-per-pull-request", "rule", "Two approvals per pull request",
+     "Every pull request needs two approvals before it is merged"),
+    ("feature-flags", "knowledge", "Feature flags",
+     "Feature flags live in the flags service and default to off"),
+    ("error-monitoring", "knowledge", "Error monitoring",
+     "Exceptions are reported to Sentry with the release version"),
+    ("python-formatting", "rule", "Python formatting",
+     "Format Python with ruff format at a line length of 100"),
+    ("nightly-backups", "knowledge", "Nightly backups",
+     "The database is backed up every night to object storage"),
+    ("onboarding-guide", "knowledge", "Onboarding guide",
+     "New developers start with the guide in the docs folder\n"
+     "It is what the team keeps up to date for people who are new to the project"
+     " and it says what to read first"),
+    ("release-process", "skill", "Release process",
+     "Cut a release by tagging the main branch and pushing the tag"),
+]  # fmt: skip
+
+#: (query, the one relevant memory): how a developer would ask.
+LABELLED = [
+    ("deploying to production", "deploy-with-blue-green"),
+    ("what is the process to release the project", "release-process"),
+    ("who has to approve merging a pull request", "two-approvals-per-pull-request"),
+    ("how long do cached keys live", "redis-cache"),
+    ("where do exceptions get reported", "error-monitoring"),
+    ("rotating the api tokens", "api-token-rotation"),
+    ("is the database backed up", "nightly-backups"),
+    ("what should a new developer read first", "onboarding-guide"),
+]
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def word_overlap(query: str, documents: dict[str, str]) -> list[str]:
+    """Upstream's ranking: how many distinct query words a memory contains, ties by id."""
+    wanted = _words(query)
+    scored = [(len(wanted & _words(text)), memory_id) for memory_id, text in documents.items()]
+    return [memory_id for score, memory_id in sorted(scored, key=lambda s: (-s[0], s[1])) if score]
+
+
+def reciprocal_rank(ranking: list[str], relevant: str) -> float:
+    return 1 / (ranking.index(relevant) + 1) if relevant in ranking else 0.0
+
+
+def _write_project(layout: Layout) -> dict[str, str]:
+    documents = {}
+    for memory_id, kind, title, content in MEMORIES:
+        write_memory_file(layout, memory_id, kind, content, title=title)
+        documents[memory_id] = memory_text(memory_id, kind, content, title=title).split("---")[2]
+    return documents
+
+
+def test_bm25_ranks_the_relevant_memory_better_than_word_overlap(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    documents = _write_project(layout)
+
+    bm25 = {query: [e["id"] for e in memory.search(query, 15)] for query, _ in LABELLED}
+    overlap = {query: word_overlap(query, documents) for query, _ in LABELLED}
+
+    assert [bm25[query][0] for query, _ in LABELLED] == [relevant for _, relevant in LABELLED]
+    mrr_bm25 = sum(reciprocal_rank(bm25[q], r) for q, r in LABELLED) / len(LABELLED)
+    mrr_overlap = sum(reciprocal_rank(overlap[q], r) for q, r in LABELLED) / len(LABELLED)
+    assert mrr_bm25 == 1.0
+    assert mrr_overlap == 0.78125
+    assert mrr_bm25 > mrr_overlap
+
+
+def test_search_entries_carry_id_type_scope_score_and_title_best_first(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    _write_project(layout)
+
+    entries = memory.search("database release", 3)
+
+    assert [(e["id"], e["type"], e["scope"]) for e in entries] == [
+        ("database-migrations", "knowledge", "workspace"),
+        ("nightly-backups", "knowledge", "workspace"),
+        ("release-process", "skill", "workspace"),
+    ]
+    assert [sorted(e) for e in entries] == [["id", "scope", "score", "title", "type"]] * 3
+    assert entries[0]["title"] == "Database migrations"
+    scores = [e["score"] for e in entries]
+    assert all(isinstance(score, float) and score > 0 for score in scores)
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_search_matches_word_forms_by_stemming(memory: ProjectMemory, layout: Layout) -> None:
+    _write_project(layout)
+
+    assert memory.search("deploying", 3)[0]["id"] == "deploy-with-blue-green"
+    assert memory.search("rotating", 3)[0]["id"] == "api-token-rotation"
+
+
+def test_search_of_text_without_words_or_with_fts_syntax_finds_nothing_and_never_fails(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    _write_project(layout)
+
+    assert memory.search("", 5) == []
+    assert memory.search("  ?! -- ", 5) == []
+    assert [e["id"] for e in memory.search('redis" OR NEAR(cache', 1)] == ["redis-cache"]
+
+
+def test_route_entries_are_in_load_order_not_sorted_by_score(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    _write_project(layout)
+    query = "format the database before release"
+
+    entries = memory.route_entries(query)
+
+    assert [(e["id"], e["type"]) for e in entries] == [
+        ("python-formatting", "rule"),
+        ("run-tests-before-commit", "rule"),
+        ("two-approvals-per-pull-request", "rule"),
+        ("database-migrations", "knowledge"),
+        ("nightly-backups", "knowledge"),
+        ("release-process", "skill"),
+        ("error-monitoring", "knowledge"),
+        ("deploy-with-blue-green", "knowledge"),
+    ]
+    assert all(sorted(e) == ["how", "id", "scope", "score", "type"] for e in entries)
+    assert {(e["scope"], e["how"]) for e in entries} == {("workspace", "direct")}
+    assert [e["id"] for e in entries] == memory.load(query).selected_keys
+    assert memory.search(query, 1)[0]["id"] == "database-migrations"
+    assert entries[3]["score"] > entries[0]["score"]
