@@ -18,7 +18,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -112,11 +112,14 @@ class Proposals:
             {key: entry[key] for key in ("workspace", "kind", "scope", "candidates", "verdicts")},
         )
 
-    def take(self, token: str) -> Pending:
-        """Use a token once: the proposal it proves, or why it cannot be used."""
+    def take(self, token: str, check: Callable[[Pending], None] | None = None) -> Pending:
+        """Use a token once: the proposal it proves, or why it cannot be used.
+
+        ``check`` may refuse the use before the token is spent.
+        """
         with self._locked() as data:
             entry = data["proposals"].get(_hash(token))
-            if entry is None:
+            if entry is None or entry["expires_ms"] <= self._now():
                 raise ApprovalError("unknown, expired or already used approval_token")
             if entry.get("workspace") != self.workspace:
                 raise ApprovalError("approval_token belongs to another workspace")
@@ -126,5 +129,8 @@ class Proposals:
                 raise ApprovalError("approval_token was already used")
             if entry.get("candidates_digest") != self._digest(entry):
                 raise ApprovalTampered("the pending candidates were edited; propose again")
+            pending = Pending(entry["kind"], entry["candidates"], entry["verdicts"], entry["scope"])
+            if check is not None:
+                check(pending)
             entry["state"] = "used"
-        return Pending(entry["kind"], entry["candidates"], entry["verdicts"], entry["scope"])
+        return pending

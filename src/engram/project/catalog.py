@@ -75,9 +75,26 @@ class Catalog:
         self._apply(changed, removed)
 
     def _apply(self, changed: list[tuple[FileState, Memory | None]], removed: list[str]) -> None:
-        if changed or removed:
-            self.index.update(changed, removed)
-            self.version += 1
+        if not (changed or removed):
+            return
+        self.index.update(changed, removed)
+        self.version += 1
+        # A file refused for a duplicate id may own that id now that the other changed.
+        retry = []
+        for relative in self.index.duplicate_paths():
+            path = self._path(relative)
+            parsed = self._read(path, relative, None, trust_fingerprint=False) if path else None
+            if parsed is not None and parsed[1] is not None:
+                retry.append(parsed)
+        if retry:
+            self.index.update(retry, [])
+
+    def _path(self, relative: str) -> Path | None:
+        for layout in self.layouts:
+            if layout.prefix and relative.startswith(layout.prefix):
+                return layout.base / relative.removeprefix(layout.prefix)
+        workspace = next((layout for layout in self.layouts if not layout.prefix), None)
+        return workspace.base / relative if workspace else None
 
     def _owner(self, path: Path) -> Layout | None:
         for layout in self.layouts:
@@ -137,5 +154,5 @@ class Catalog:
         except ProjectError as error:
             return None, error.detail
         if memory.id != path.stem:
-            return None, f"file name does not match id {memory.id}"
+            return None, f"line {memory.id_line}: file name does not match id {memory.id}"
         return memory, None

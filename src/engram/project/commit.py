@@ -75,19 +75,24 @@ def write_candidates(
     approved: list[tuple[int, Candidate, Verdict, Verdict]],
     human_approved_verdicts: bool,
 ) -> Outcome:
-    """Write ``(number, candidate, frozen verdict, recomputed verdict)`` entries."""
+    """Write ``(number, candidate, frozen verdict, recomputed verdict)`` entries.
+
+    With human-approved verdicts, a candidate whose verdict changed since the human
+    saw it is deferred (they approved the old one). Two candidates that would
+    write the same id are never both written: the later one is deferred.
+    """
     outcome = Outcome()
+    taken: set[str] = set()
     for number, candidate, frozen, now in approved:
         entry = {"number": number, "verdict": now.line()}
-        if now.kind == "NOOP":
-            outcome.deferred.append(
-                {**entry, "reason": "duplicate", "hint": f"engram load --id {now.target}"}
-            )
-        elif now.kind == "SUPERSEDE" and not (human_approved_verdicts and now == frozen):
-            outcome.deferred.append(
-                {**entry, "reason": "related", "hint": f"engram load --id {now.target}"}
-            )
-        elif now.kind == "UPDATE":
+        own_id = now.target if now.kind == "UPDATE" else candidate.memory().id
+        reason = _deferral(now, frozen, human_approved_verdicts, own_id in taken)
+        if reason is not None:
+            hint = f"engram load --id {now.target or own_id}"
+            outcome.deferred.append({**entry, "reason": reason, "hint": hint})
+            continue
+        taken.add(own_id)
+        if now.kind == "UPDATE":
             target = memories[now.target]
             layout = layouts[target.scope]
             path = write_memory(layout, _updated(target, candidate))
@@ -95,6 +100,18 @@ def write_candidates(
         else:
             outcome.written.append({**entry, **_add(layouts, memories, candidate, now)})
     return outcome
+
+
+def _deferral(now: Verdict, frozen: Verdict, human: bool, taken: bool) -> str | None:
+    if now.kind == "NOOP":
+        return "duplicate"
+    if taken:
+        return "same id as an earlier candidate of this proposal"
+    if human and now != frozen:
+        return "verdict changed since the proposal"
+    if now.kind == "SUPERSEDE" and not human:
+        return "related"
+    return None
 
 
 def _add(

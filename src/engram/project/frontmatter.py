@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from engram.errors import FrontmatterError
@@ -28,6 +28,8 @@ class Document:
 
     fields: dict[str, Value]
     body: str
+    #: The line (1-based, in the file) where each key was written.
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 def _scalar(raw: str, line: int) -> str | int:
@@ -85,6 +87,7 @@ def parse_document(text: str) -> Document:
     except StopIteration:
         raise FrontmatterError(len(lines), "frontmatter is not closed with ---") from None
     fields: dict[str, Value] = {}
+    lines_of: dict[str, int] = {}
     pending: str | None = None
     for number, line in enumerate(lines[1:end], start=2):
         stripped = line.strip()
@@ -103,6 +106,7 @@ def parse_document(text: str) -> Document:
         key, raw = match.group(1), (match.group(2) or "")
         if key in fields:
             raise FrontmatterError(number, f"duplicate key {key}")
+        lines_of[key] = number
         raw = _strip_comment(raw)
         pending = None
         if raw == "":
@@ -115,7 +119,7 @@ def parse_document(text: str) -> Document:
         else:
             fields[key] = _scalar(raw, number)
     body = "\n".join(lines[end + 1 :])
-    return Document(fields, body.lstrip("\n"))
+    return Document(fields, body.lstrip("\n"), lines_of)
 
 
 _QUOTED: Final = re.compile(r"""^("(?:[^"\\]|\\.)*"|'(?:[^']|'')*')(?:\s+#.*)?$""")

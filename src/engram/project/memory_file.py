@@ -93,6 +93,8 @@ class Memory:
     title: str
     body: str
     fields: dict[str, Value] = field(default_factory=dict)
+    #: The line of the ``id`` key in the file (for error messages).
+    id_line: int = field(default=1, compare=False)
 
     def get(self, key: str, default: Value | None = None) -> Value | None:
         return self.fields.get(key, default)
@@ -166,50 +168,65 @@ def _defaults(memory_type: str) -> dict[str, Value]:
     }
 
 
-def _require(fields: dict[str, Value], key: str, allowed: tuple[str, ...]) -> str:
+def _require(
+    fields: dict[str, Value], key: str, allowed: tuple[str, ...], lines: dict[str, int]
+) -> str:
     value = fields.get(key)
     if not isinstance(value, str) or value not in allowed:
-        raise FrontmatterError(1, f"{key} must be one of {', '.join(allowed)}")
+        raise FrontmatterError(lines.get(key, 1), f"{key} must be one of {', '.join(allowed)}")
     return value
 
 
-def _check(fields: dict[str, Value]) -> None:
+def _check(fields: dict[str, Value], lines: dict[str, int]) -> None:
     for key in LIST_FIELDS:
         if key in fields and not isinstance(fields[key], list):
             fields[key] = [str(fields[key])]
     if len(fields.get("tags", [])) > 6:  # type: ignore[arg-type]
-        raise FrontmatterError(1, "at most 6 tags")
-    _require(fields, "confidence", CONFIDENCE)
-    _require(fields, "authority", ("instruction", "reference"))
-    if not isinstance(fields.get("revision"), int) or int(fields["revision"]) < 1:  # type: ignore[arg-type]
-        raise FrontmatterError(1, "revision must be a whole number >= 1")
+        raise FrontmatterError(lines.get("tags", 1), "at most 6 tags")
+    _require(fields, "confidence", CONFIDENCE, lines)
+    _require(fields, "authority", ("instruction", "reference"), lines)
+    revision = fields.get("revision")
+    if not isinstance(revision, int) or revision < 1:
+        raise FrontmatterError(lines.get("revision", 1), "revision must be a whole number >= 1")
     if "lifecycle" in fields:
-        _require(fields, "lifecycle", LIFECYCLE)
+        _require(fields, "lifecycle", LIFECYCLE, lines)
     for key in ("created", "updated", "valid_from", "last_confirmed", "valid_until"):
         if key in fields and not _DATE.match(str(fields[key])):
-            raise FrontmatterError(1, f"{key} must be a date (YYYY-MM-DD)")
+            raise FrontmatterError(lines.get(key, 1), f"{key} must be a date (YYYY-MM-DD)")
 
 
 def parse_memory(text: str, expected_type: str | None = None) -> Memory:
     """Parse a memory file; raises ``FrontmatterError`` with the line and reason."""
     document = parse_document(text)
-    fields = dict(document.fields)
+    fields, lines = dict(document.fields), document.lines
     version = fields.get("schema_version", 1)
     if version not in (1, 2, 3):
-        raise FrontmatterError(1, f"unknown schema_version {version}")
-    memory_type = _require(fields, "type", (*TYPES, "workflow"))
+        raise FrontmatterError(lines.get("schema_version", 1), f"unknown schema_version {version}")
+    memory_type = _require(fields, "type", (*TYPES, "workflow"), lines)
     memory_type = "skill" if memory_type == "workflow" else memory_type
     if expected_type is not None and memory_type != expected_type:
-        raise FrontmatterError(1, f"type {memory_type} does not belong in this folder")
+        raise FrontmatterError(
+            lines.get("type", 1), f"type {memory_type} does not belong in this folder"
+        )
     fields = {**_defaults(memory_type), **fields, "schema_version": 3, "type": memory_type}
     memory_id = fields.get("id")
     if not isinstance(memory_id, str) or slugify(memory_id) != memory_id:
-        raise FrontmatterError(1, "id must be a slug (lowercase letters, digits, hyphens)")
-    scope = _require(fields, "scope", ("workspace", "global"))
-    _check(fields)
+        raise FrontmatterError(
+            lines.get("id", 1), "id must be a slug (lowercase letters, digits, hyphens)"
+        )
+    scope = _require(fields, "scope", ("workspace", "global"), lines)
+    _check(fields, lines)
     title_match = re.search(r"^# (.+)$", document.body, re.M)
     title = title_match.group(1).strip() if title_match else memory_id.replace("-", " ")
-    return Memory(memory_id, memory_type, scope, title, document.body.rstrip() + "\n", fields)
+    return Memory(
+        memory_id,
+        memory_type,
+        scope,
+        title,
+        document.body.rstrip() + "\n",
+        fields,
+        lines.get("id", 1),
+    )
 
 
 def render_memory(memory: Memory) -> str:

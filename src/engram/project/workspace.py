@@ -110,6 +110,8 @@ class ProjectMemory:
         self.catalog.refresh()
 
     def problems(self) -> list[tuple[str, str]]:
+        """Invalid memory files: ``(path, "line N: reason")``."""
+        self.refresh()
         return self.index.problems()
 
     def _memories(self) -> dict[str, Memory]:
@@ -271,8 +273,17 @@ class ProjectMemory:
         return outcome
 
     def commit(self, token: str, approve: str | list[int]) -> Outcome:
-        """``engram_commit``: use an approval token once and write what it approves."""
-        pending = self.proposals().take(token)
+        """``engram_commit``: use an approval token once and write what it approves.
+
+        The approve list is checked before the token is spent, so a typo can be retried.
+        """
+
+        def check(pending: Pending) -> None:
+            count = len(pending.candidates)
+            if not isinstance(approve, str) and any(not 1 <= n <= count for n in approve):
+                raise CandidateError(f"approve numbers must be between 1 and {count}")
+
+        pending = self.proposals().take(token, check)
         if pending.kind == "note":
             note = Memory(**pending.candidates[0])
             path = write_memory(self.layout, note, folder="working")

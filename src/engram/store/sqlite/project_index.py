@@ -101,18 +101,19 @@ class ProjectIndex:
                 )
 
     def _forget_file(self, db: sqlite3.Connection, path: str) -> None:
-        row = db.execute(
-            "SELECT rowid, title, fields, body FROM memories WHERE path = ?", (path,)
-        ).fetchone()
+        row = db.execute("SELECT rowid FROM memories WHERE path = ?", (path,)).fetchone()
         if row is not None:
-            tags = " ".join(json.loads(row[2]).get("tags", []))
-            db.execute(
-                "INSERT INTO memories_fts (memories_fts, rowid, title, tags, body)"
-                " VALUES ('delete', ?, ?, ?, ?)",
-                (row[0], row[1], tags, row[3]),
-            )
+            db.execute("DELETE FROM memories_fts WHERE rowid = ?", (row[0],))
             db.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
         db.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def duplicate_paths(self) -> list[str]:
+        """Files refused only because another file had their id first."""
+        with self._read() as db:
+            return [
+                row[0]
+                for row in db.execute("SELECT path FROM files WHERE problem LIKE 'duplicate id %'")
+            ]
 
     def _add_memory(self, db: sqlite3.Connection, path: str, memory: Memory) -> str | None:
         clash = db.execute("SELECT path FROM memories WHERE id = ?", (memory.id,)).fetchone()
