@@ -24,7 +24,9 @@ def run(client: StdioClient) -> None:
     client.request("ping")
     tools = client.request("tools/list")["result"]["tools"]
     transcript.note(f"{len(tools)} tools: {', '.join(tool['name'] for tool in tools)}")
+    client.request("resources/read", {"uri": "engram://index"})
     client.request("tools/call", {"name": "engram_status", "arguments": {}})
+    transcript.note("no project memory in this folder yet: an error result, not a crash")
 
     transcript.heading("Modern era (2026-07-28), stateless, on the same process")
     discover = client.request("server/discover", {"_meta": MODERN_META})

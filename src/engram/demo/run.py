@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from engram.demo import governed_scene, protocol_scene, transcript
+from engram.demo import governed_scene, project_scene, protocol_scene, transcript
 from engram.demo.client import StdioClient
 
 __all__ = ["run_demo"]
@@ -27,5 +27,6 @@ def run_demo() -> int:
             protocol_scene.run(client)
             status = client.close()
         transcript.note(f"engram-mcp exited with status {status} at end of input")
+        project_scene.run(workdir, _trace)
         governed_scene.run(workdir, _trace)
     return status

@@ -1,0 +1,90 @@
+"""Demo, part 2: project memory through the real server, as an agent and a human use it.
+
+``engram init``, a session proposal with verdicts and an approval token, the human's
+approval of two candidates, a budgeted load, a search, a working note.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from engram.demo import transcript
+from engram.demo.client import StdioClient, Trace
+
+__all__ = ["run"]
+
+SESSION = """\
+TYPE: rule | TEXT: Run ruff and mypy before every commit | CONTEXT: CI rejects lint and type errors
+TYPE: knowledge | TEXT: Releases are cut from main every Tuesday and tagged vYYYY.MM.DD
+TYPE: skill | TEXT: To roll back a release, redeploy the previous tag with scripts/deploy
+"""
+
+
+def _tool(client: StdioClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    reply = client.request("tools/call", {"name": name, "arguments": arguments})
+    envelope: dict[str, Any] = reply["result"]["structuredContent"]
+    if not envelope["ok"]:
+        transcript.note(f"{name}: {envelope['error']['code']}: {envelope['error']['message']}")
+        return {}
+    data: dict[str, Any] = envelope["data"]
+    return data
+
+
+def _show(text: str) -> None:
+    for line in text.rstrip("\n").splitlines():
+        transcript.note(f"| {line}")
+
+
+def run(workdir: Path, trace: Trace) -> None:
+    """Play the project-memory story in a fresh repository under ``workdir``."""
+    repo = workdir / "repo"
+    repo.mkdir()
+    transcript.heading("Project memory: the repository remembers, the human approves")
+    done = subprocess.run(
+        [sys.executable, "-m", "engram", "init"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    transcript.note(f"$ engram init -> {done.stdout.strip()}")
+    env = {"ENGRAM_GLOBAL_DIR": str(workdir / "global-memory")}
+    with StdioClient(cwd=repo, env=env, trace=trace) as agent:
+        agent.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+        proposal = _tool(agent, "engram_save_session", {"text": SESSION})
+        transcript.note("the agent proposes; nothing is written yet:")
+        _show(proposal["preview"])
+        transcript.note("the human approves candidates 1 and 3 (the agent never decides that):")
+        committed = _tool(
+            agent,
+            "engram_commit",
+            {"approval_token": proposal["approval_token"], "approve": [1, 3]},
+        )
+        _show(committed["text"])
+        again = _tool(
+            agent, "engram_commit", {"approval_token": proposal["approval_token"], "approve": "all"}
+        )
+        transcript.note(f"the same token again: {'refused' if not again else 'accepted?!'}")
+        loaded = _tool(
+            agent, "engram_load", {"query": "how do I roll back a release", "budget_tokens": 300}
+        )
+        transcript.note(f"engram_load within 300 tokens ({loaded['tokens']} used):")
+        _show(loaded["text"])
+        found = _tool(agent, "engram_search", {"query": "lint before commit"})
+        transcript.note(f"engram_search: {[entry['id'] for entry in found['entries']]}")
+        note = _tool(
+            agent,
+            "engram_note",
+            {
+                "text": "Flaky test_payment_retry; seed 42 fails",
+                "objective": "fix flaky payments test",
+            },
+        )
+        _tool(agent, "engram_commit", {"approval_token": note["approval_token"], "approve": "all"})
+        transcript.note(
+            f"engram_note -> {note['id']} (working tier, expires {note['valid_until']})"
+        )
