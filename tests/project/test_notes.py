@@ -94,7 +94,13 @@ def test_a_note_committed_with_its_approval_token_is_written_to_working(
     outcome = memory.commit(token, "all")
 
     assert outcome.written == [
-        {"number": 1, "id": note.id, "file": "working/note-the-cache-warms-slowly.md"}
+        {
+            "number": 1,
+            "verdict": "NOTE",
+            "id": note.id,
+            "file": "working/note-the-cache-warms-slowly.md",
+            "valid_until": note.get("valid_until"),
+        }
     ]
     assert md_files(layout) == ["working/note-the-cache-warms-slowly.md"]
 

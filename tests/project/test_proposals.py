@@ -48,7 +48,7 @@ def test_an_update_of_an_unknown_memory_is_refused(memory: ProjectMemory) -> Non
     with pytest.raises(CandidateError) as refused:
         verdicts(memory, "TYPE: rule | TEXT: Indent with spaces | UPDATE: no-such-memory")
 
-    assert refused.value.detail == "UPDATE names an unknown memory 'no-such-memory'"
+    assert refused.value.detail == "UPDATE names a memory id that does not exist"
     assert refused.value.code == "INVALID_CANDIDATE"
 
 
@@ -204,11 +204,11 @@ def test_a_candidate_line_reads_every_field_of_the_grammar() -> None:
     [
         (
             "TYPE: rule | TEXT: ok\n\nTYPE: rule | TEXT: x | COLOR: red",
-            "line 3: expected FIELD: value, got 'COLOR: red'",
+            "line 3: expected FIELD: value with FIELD in TYPE, TEXT, CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE, PARENT",
         ),
         (
             "TYPE: rule | TEXT: ok\nTYPE: rule | TEXT: x | just words",
-            "line 2: expected FIELD: value, got 'just words'",
+            "line 2: expected FIELD: value with FIELD in TYPE, TEXT, CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE, PARENT",
         ),
         (
             "TYPE: rule | TEXT: ok\nTYPE: lesson | TEXT: x",

@@ -136,7 +136,7 @@ def _chosen(content: Any, count: int, scopes: list[str], proposal: Any) -> list[
         return None
     if scope != "both":
         numbers = [n for n in numbers if proposal.candidates[n - 1].scope == scope]
-    return numbers
+    return numbers or None  # a narrowing that leaves nothing to write is no answer
 
 
 def _token_flow(memory: Any, proposal: Any, prefix: str) -> ToolResult:

@@ -68,16 +68,22 @@ class ProjectTools:
                 _validate(name, arguments)
                 memory = self.memory()
                 result = handler(memory, dict(arguments), context)
+                problems = _diagnostics(memory)
             except ProjectError as error:
                 return envelope(error=error, diagnostics=self._problems())
-            return result
+            # Every answer reports invalid memory files, whatever the tool.
+            structured = {**result.structured, "diagnostics": problems}
+            return ToolResult(structured, is_error=result.is_error, text=result.text)
 
         return handle
 
     def _problems(self) -> list[dict[str, str]]:
         if self._memory is None:
             return []
-        return _diagnostics(self._memory)
+        try:
+            return _diagnostics(self._memory)
+        except ProjectError:
+            return []
 
 
 def _diagnostics(memory: Any) -> list[dict[str, str]]:

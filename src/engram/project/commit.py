@@ -82,16 +82,17 @@ def write_candidates(
     write the same id are never both written: the later one is deferred.
     """
     outcome = Outcome()
-    taken: set[str] = set()
+    taken: set[tuple[str, str]] = set()
     for number, candidate, frozen, now in approved:
         entry = {"number": number, "verdict": now.line()}
         own_id = now.target if now.kind == "UPDATE" else candidate.memory().id
-        reason = _deferral(now, frozen, human_approved_verdicts, own_id in taken)
+        own_scope = memories[own_id].scope if now.kind == "UPDATE" else candidate.scope
+        reason = _deferral(now, frozen, human_approved_verdicts, (own_scope, own_id) in taken)
         if reason is not None:
             hint = f"engram load --id {now.target or own_id}"
             outcome.deferred.append({**entry, "reason": reason, "hint": hint})
             continue
-        taken.add(own_id)
+        taken.add((own_scope, own_id))
         if now.kind == "UPDATE":
             target = memories[now.target]
             layout = layouts[target.scope]

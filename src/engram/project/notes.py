@@ -58,7 +58,7 @@ def make_note(
         "valid_until": (today + dt.timedelta(days=ttl_days)).isoformat(),
     }
     if objective:
-        fields["objective"] = " ".join(objective.split())
+        fields["objective"] = " ".join(redact(objective).split())
     memory = new_memory(memory_type, clean, scope=scope, title=title, fields=fields)
     note_id = "note-" + slugify(title)[:75]
     return Memory(note_id, memory.type, memory.scope, memory.title, memory.body, memory.fields)

@@ -135,7 +135,9 @@ def parse_candidate_lines(
             key, sep, value = part.partition(":")
             key = key.strip().upper()
             if not sep or key not in _FIELDS:
-                raise CandidateError(f"line {number}: expected FIELD: value, got {part[:40]!r}")
+                # Never echo the part: it may hold exactly what must not be repeated.
+                fields = ", ".join(_FIELDS)
+                raise CandidateError(f"line {number}: expected FIELD: value with FIELD in {fields}")
             values[key] = value.strip()
         candidates.append(_candidate(values, number, scope, roles))
     if not candidates:
@@ -172,7 +174,19 @@ def refuse_secrets(candidates: list[Candidate]) -> None:
     from engram.safety.secrets import find_secrets
 
     for number, candidate in enumerate(candidates, start=1):
-        text = "\n".join([candidate.text, candidate.context, candidate.origin])
+        text = "\n".join(
+            [
+                candidate.text,
+                candidate.context,
+                candidate.origin,
+                candidate.level,
+                candidate.update,
+                *candidate.triggers,
+                *candidate.depends_on,
+                *candidate.parent,
+                *candidate.roles,
+            ]
+        )
         findings = find_secrets(text)
         if findings:
             kinds = ", ".join(sorted({finding.kind for finding in findings}))
@@ -205,7 +219,7 @@ def verdict_for(
     """The verdict of one candidate; ``related`` are BM25 matches, best first."""
     if candidate.update:
         if candidate.update not in memories:
-            raise CandidateError(f"UPDATE names an unknown memory {candidate.update!r}")
+            raise CandidateError("UPDATE names a memory id that does not exist")
         return Verdict("UPDATE", candidate.update)
     text = normalized(candidate.text)
     for memory_id in sorted(memories):

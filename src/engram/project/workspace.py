@@ -289,7 +289,15 @@ class ProjectMemory:
             path = write_memory(self.layout, note, folder="working")
             self.refresh()
             return Outcome(
-                written=[{"number": 1, "id": note.id, "file": self.layout.relative(path)}]
+                written=[
+                    {
+                        "number": 1,
+                        "verdict": "NOTE",
+                        "id": note.id,
+                        "file": self.layout.relative(path),
+                        "valid_until": note.get("valid_until"),
+                    }
+                ]
             )
         candidates = [Candidate.from_json(c) for c in pending.candidates]
         verdicts = [Verdict(v["kind"], v["target"]) for v in pending.verdicts]

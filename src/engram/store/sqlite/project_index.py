@@ -100,25 +100,44 @@ class ProjectIndex:
                     ),
                 )
 
-    def _forget_file(self, db: sqlite3.Connection, path: str) -> None:
+    def _forget_file(self, db: sqlite3.Connection, path: str, keep_file: bool = False) -> None:
         row = db.execute("SELECT rowid FROM memories WHERE path = ?", (path,)).fetchone()
         if row is not None:
             db.execute("DELETE FROM memories_fts WHERE rowid = ?", (row[0],))
             db.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
-        db.execute("DELETE FROM files WHERE path = ?", (path,))
+        if not keep_file:
+            db.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def duplicate_paths(self) -> list[str]:
         """Files refused only because another file had their id first."""
         with self._read() as db:
             return [
                 row[0]
-                for row in db.execute("SELECT path FROM files WHERE problem LIKE 'duplicate id %'")
+                for row in db.execute(
+                    "SELECT path FROM files WHERE problem LIKE 'duplicate id %'"
+                    " OR problem LIKE 'shadowed by %'"
+                )
             ]
 
     def _add_memory(self, db: sqlite3.Connection, path: str, memory: Memory) -> str | None:
+        """Index a memory; the reason it is not indexed, if it is not.
+
+        Ids are unique across the workspace and the global root. A workspace memory
+        shadows a global one with the same id (not an error); two files of one root
+        with the same id are: the first keeps it.
+        """
         clash = db.execute("SELECT path FROM memories WHERE id = ?", (memory.id,)).fetchone()
         if clash is not None:
-            return f"duplicate id {memory.id} (also in {clash[0]})"
+            other = str(clash[0])
+            if _is_global(path) and not _is_global(other):
+                return f"shadowed by {other}"
+            if not (_is_global(other) and not _is_global(path)):
+                return f"duplicate id {memory.id} (also in {other})"
+            self._forget_file(db, other, keep_file=True)
+            db.execute(
+                "UPDATE files SET memory_id = NULL, problem = ? WHERE path = ?",
+                (f"shadowed by {path}", other),
+            )
         cursor = db.execute(
             "INSERT INTO memories (id, path, type, scope, title, fields, body)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -162,7 +181,8 @@ class ProjectIndex:
         with self._read() as db:
             return list(
                 db.execute(
-                    "SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path"
+                    "SELECT path, problem FROM files WHERE problem IS NOT NULL"
+                    " AND problem NOT LIKE 'shadowed by %' ORDER BY path"
                 )
             )
 
@@ -218,6 +238,10 @@ class ProjectIndex:
 
     def close(self) -> None:
         self.database.close()
+
+
+def _is_global(path: str) -> bool:
+    return path.startswith("global:")
 
 
 def _matched(words: list[str], text: str) -> list[str]:
