@@ -17,6 +17,8 @@ from engram.project.workspace import ProjectMemory
 from tests.project.conftest import write_memory_file
 from tests.safety.samples import aws_access_key_id, github_token, slack_bot_token
 
+FIELDS = "TYPE, TEXT, CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE, PARENT"
+
 
 def verdicts(memory: ProjectMemory, lines: str, query_level: int = 8) -> list[str]:
     proposal = memory.propose(parse_candidate_lines(lines), "workspace", query_level)
@@ -204,11 +206,11 @@ def test_a_candidate_line_reads_every_field_of_the_grammar() -> None:
     [
         (
             "TYPE: rule | TEXT: ok\n\nTYPE: rule | TEXT: x | COLOR: red",
-            "line 3: expected FIELD: value with FIELD in TYPE, TEXT, CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE, PARENT",
+            f"line 3: expected FIELD: value with FIELD in {FIELDS}",
         ),
         (
             "TYPE: rule | TEXT: ok\nTYPE: rule | TEXT: x | just words",
-            "line 2: expected FIELD: value with FIELD in TYPE, TEXT, CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE, PARENT",
+            f"line 2: expected FIELD: value with FIELD in {FIELDS}",
         ),
         (
             "TYPE: rule | TEXT: ok\nTYPE: lesson | TEXT: x",
