@@ -128,9 +128,11 @@ def status(as_json: bool) -> None:
 )
 @click.option("--scope", type=click.Choice(["workspace", "global"]), default="workspace")
 def save_session(source: Any, force: bool, query_level: int, scope: str) -> None:
-    """Propose candidates (TYPE: ... | TEXT: ... lines); with --force, write them.
+    """Propose candidates, one line each; with --force, write them.
 
-    Related (SUPERSEDE) and duplicate (NOOP) candidates are deferred with a hint.
+    Each line reads 'TYPE: rule|skill|workflow|knowledge | TEXT: <text>' with optional
+    CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE and PARENT fields. Related
+    (SUPERSEDE) and duplicate (NOOP) candidates are deferred with a hint.
     """
     from engram.project.proposals import parse_candidate_lines
 
