@@ -345,8 +345,9 @@ def test_set_role_and_set_rule_variant_update_the_configuration(initialised: Pat
     roles = engram("set-role", "frontend", "backend", "frontend")
     variant = engram("set-rule-variant", "strict")
 
-    assert roles.stdout == "roles: backend, frontend\n"
-    assert variant.stdout == "rule variant: strict\n"
+    reload = "Agents: re-run engram_load and replace what you loaded before.\n"
+    assert roles.stdout == f"roles: backend, frontend. {reload}"
+    assert variant.stdout == f"rule variant: strict. {reload}"
     config = json.loads((initialised / BASE / "config.json").read_text())
     assert (config["roles"], config["rule_variant"]) == (["backend", "frontend"], "strict")
     assert engram("set-rule-variant", "loud").exit_code == 2

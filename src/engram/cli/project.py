@@ -164,14 +164,24 @@ def promote(note_id: str) -> None:
 def set_role(roles: tuple[str, ...]) -> None:
     """Set the active roles (agents should re-run engram_load)."""
     config = _project().set_roles(list(roles))
-    click.echo(f"roles: {', '.join(config.roles)}")
+    click.echo(
+        f"roles: {', '.join(config.roles)}. Agents: re-run engram_load and replace what "
+        "you loaded before."
+    )
 
 
 @click.command("set-rule-variant")
-@click.argument("variant", type=click.Choice(["off", "light", "balanced", "strict"]))
+@click.argument("variant", type=click.Choice(["off", "light", "balanced", "strict", "status"]))
 def set_rule_variant(variant: str) -> None:
-    """Choose which rule variants loads show."""
-    click.echo(f"rule variant: {_project().set_rule_variant(variant).rule_variant}")
+    """Choose which rule variants loads show (or print the current one with 'status')."""
+    memory = _project()
+    if variant == "status":
+        click.echo(f"rule variant: {memory.config().rule_variant}")
+        return
+    click.echo(
+        f"rule variant: {memory.set_rule_variant(variant).rule_variant}. Agents: re-run "
+        "engram_load and replace what you loaded before."
+    )
 
 
 @click.command("hook")

@@ -160,7 +160,7 @@ def _status(memory: Any, arguments: dict[str, Any], context: CallContext) -> Too
 
 
 def _set_role(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
-    roles = arguments.get("roles") or [arguments["role"]]
+    roles = arguments["roles"] if "roles" in arguments else [arguments["role"]]
     config = memory.set_roles(roles)
     return envelope(
         {

@@ -92,6 +92,15 @@ def write_candidates(
             hint = f"engram load --id {now.target or own_id}"
             outcome.deferred.append({**entry, "reason": reason, "hint": hint})
             continue
+        if now.kind in ("ADD", "SUPERSEDE") and _occupied(layouts[own_scope], candidate):
+            outcome.deferred.append(
+                {
+                    **entry,
+                    "reason": "a file with this id exists (invalid?)",
+                    "hint": "engram status",
+                }
+            )
+            continue
         taken.add((own_scope, own_id))
         if now.kind == "UPDATE":
             target = memories[now.target]
@@ -101,6 +110,11 @@ def write_candidates(
         else:
             outcome.written.append({**entry, **_add(layouts, memories, candidate, now)})
     return outcome
+
+
+def _occupied(layout: Layout, candidate: Candidate) -> bool:
+    memory = candidate.memory()
+    return (layout.folder(FOLDERS[memory.type]) / f"{memory.id}.md").exists()
 
 
 def _deferral(now: Verdict, frozen: Verdict, human: bool, taken: bool) -> str | None:

@@ -26,7 +26,12 @@ __all__ = [
 ENGRAM_DIR: Final = Path(".agents") / ".engram"
 MEMORY_FOLDERS: Final = ("rules", "skills", "knowledge")
 #: Derived or private files that Git must not track (paths inside .agents/.engram/).
-GITIGNORED: Final = ("working/", "pending-approvals.json", "index.sqlite*")
+GITIGNORED: Final = (
+    "working/",
+    "pending-approvals.json",
+    "pending-approvals.json.lock",
+    "index.sqlite*",
+)
 
 
 @dataclass(frozen=True)

@@ -220,6 +220,8 @@ def verdict_for(
     if candidate.update:
         if candidate.update not in memories:
             raise CandidateError("UPDATE names a memory id that does not exist")
+        if memories[candidate.update].tier == "working":
+            raise CandidateError("a note becomes durable only through `engram promote`")
         return Verdict("UPDATE", candidate.update)
     text = normalized(candidate.text)
     for memory_id in sorted(memories):

@@ -6,10 +6,12 @@
 2. Ranking: BM25 hits for the query (or, for the query ``current session``, every
    rule plus memories tagged ``session-start``, ``always-load``, ``start-session`` or
    ``always``).
-3. Order: rules first, then decisions (tagged ``decision``), then the rest; by score
+3. Relevance: hits scoring under a tenth of the best hit are omitted
+   (``low-relevance``): they matched only words that carry almost no weight.
+4. Order: rules first, then decisions (tagged ``decision``), then the rest; by score
    within a class, then by id, so the same files and query give the same order.
-4. Dependencies (``depends_on``) of a selected memory come just before it, deepest
-   first, within the memory limit.
+5. Dependencies (``depends_on``) of a selected memory come just before it, deepest
+   first, within the memory limit (what the limit cuts is omitted as ``budget``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from engram.project.memory_file import Memory
 __all__ = ["SESSION_QUERY", "SESSION_TAGS", "Omission", "Routed", "Routing", "route"]
 
 SESSION_QUERY: Final = "current session"
+#: A hit scoring under this fraction of the best hit is not relevant to the task: it
+#: matched only words that say little (FTS5 gives such words almost no weight).
+RELEVANCE_FLOOR: Final = 0.1
 SESSION_TAGS: Final = frozenset({"session-start", "always-load", "start-session", "always"})
 
 
@@ -89,11 +94,14 @@ def route(
         chosen = [m for m in memories.values() if m.type == "rule" or SESSION_TAGS & set(m.tags)]
         candidates = [Routed(m, "direct", 0.0) for m in chosen]
     else:
-        candidates = [
-            Routed(memories[mid], "direct", score, tuple(terms))
-            for mid, score, terms in hits
-            if mid in memories
-        ]
+        best = max((score for _, score, _ in hits), default=0.0)
+        for mid, score, terms in hits:
+            if mid not in memories:
+                continue
+            if score < best * RELEVANCE_FLOOR:
+                routing.omitted.append(Omission(mid, "low-relevance"))
+            else:
+                candidates.append(Routed(memories[mid], "direct", score, tuple(terms)))
     visible = []
     for routed in candidates:
         reason = hidden_reason(routed.memory, roles, day, notes)
@@ -104,7 +112,7 @@ def route(
     visible.sort(key=lambda r: (_class(r.memory), -r.score, r.memory.id))
     for routed in visible:
         if len(routing.selected) >= limit:
-            routing.omitted.append(Omission(routed.memory.id, "low-relevance"))
+            routing.omitted.append(Omission(routed.memory.id, "budget"))
             continue
         if routed.memory.id in {r.memory.id for r in routing.selected}:
             continue

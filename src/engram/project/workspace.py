@@ -251,7 +251,13 @@ class ProjectMemory:
         related = [mid for mid, _, _ in self.index.search(candidate.text, level)]
         return verdict_for(candidate, memories, related)
 
-    def write(self, proposal: Proposal, numbers: list[int], human_approved: bool) -> Outcome:
+    def write(
+        self,
+        proposal: Proposal,
+        numbers: list[int],
+        human_approved: bool,
+        query_level: int = DEFAULT_QUERY_LEVEL,
+    ) -> Outcome:
         """Write the chosen candidates (numbers from 1) of a proposal."""
         if any(not 1 <= number <= len(proposal.candidates) for number in numbers):
             raise CandidateError(
@@ -286,7 +292,7 @@ class ProjectMemory:
         pending = self.proposals().take(token, check)
         if pending.kind == "note":
             note = Memory(**pending.candidates[0])
-            path = write_memory(self.layout, note, folder="working")
+            path = write_memory(self.layouts[note.scope], note, folder="working")
             self.refresh()
             return Outcome(
                 written=[
@@ -312,7 +318,7 @@ class ProjectMemory:
         )
 
     def write_note(self, note: Memory) -> Path:
-        path = write_memory(self.layout, note, folder="working")
+        path = write_memory(self.layouts[note.scope], note, folder="working")
         self.refresh()
         return path
 

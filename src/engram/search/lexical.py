@@ -19,6 +19,7 @@ __all__ = [
     "match_expression",
     "quoted",
     "terms",
+    "words",
 ]
 
 MAX_QUERY_TERMS: Final = 32
@@ -37,6 +38,11 @@ def terms(text: str) -> list[str]:
         if len(seen) == MAX_QUERY_TERMS:
             break
     return list(seen)
+
+
+def words(text: str) -> list[str]:
+    """Every word token of ``text`` (normalized like query terms), no limit."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
 
 
 def quoted(found: list[str]) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any
 from engram.project.memory_file import Memory
 from engram.project.ports import FileState
 from engram.search.lexical import informative_terms, quoted, terms
+from engram.search.lexical import words as terms_of
 from engram.store.sqlite.database import Database, migration
 
 __all__ = ["ProjectIndex"]
@@ -245,8 +246,8 @@ def _is_global(path: str) -> bool:
 
 
 def _matched(words: list[str], text: str) -> list[str]:
-    lowered = text.lower()
-    return [word for word in words if word in lowered]
+    present = set(terms_of(text))
+    return [word for word in words if word in present]
 
 
 def _memory(row: tuple[Any, ...]) -> Memory:
