@@ -125,19 +125,28 @@ class ProjectIndex:
 
         Ids are unique across the workspace and the global root. A workspace memory
         shadows a global one with the same id (not an error); two files of one root
-        with the same id are: the first keeps it.
+        with the same id are an error, and the first in folder order keeps the id.
         """
         clash = db.execute("SELECT path FROM memories WHERE id = ?", (memory.id,)).fetchone()
         if clash is not None:
             other = str(clash[0])
             if _is_global(path) and not _is_global(other):
                 return f"shadowed by {other}"
-            if not (_is_global(other) and not _is_global(path)):
+            workspace_wins = _is_global(other) and not _is_global(path)
+            same_root = _is_global(other) == _is_global(path)
+            # Within one root the file first in folder order (rules, skills, knowledge,
+            # working) then path keeps the id, whatever the order files were indexed in:
+            # the same files always give the same result.
+            if not workspace_wins and not (same_root and _precedence(path) < _precedence(other)):
                 return f"duplicate id {memory.id} (also in {other})"
+            reason = (
+                f"shadowed by {path}"
+                if workspace_wins
+                else f"duplicate id {memory.id} (also in {path})"
+            )
             self._forget_file(db, other, keep_file=True)
             db.execute(
-                "UPDATE files SET memory_id = NULL, problem = ? WHERE path = ?",
-                (f"shadowed by {path}", other),
+                "UPDATE files SET memory_id = NULL, problem = ? WHERE path = ?", (reason, other)
             )
         cursor = db.execute(
             "INSERT INTO memories (id, path, type, scope, title, fields, body)"
@@ -239,6 +248,15 @@ class ProjectIndex:
 
     def close(self) -> None:
         self.database.close()
+
+
+_FOLDER_ORDER = ("rules", "skills", "knowledge", "working")
+
+
+def _precedence(path: str) -> tuple[int, str]:
+    folder = path.removeprefix("global:").split("/", 1)[0]
+    rank = _FOLDER_ORDER.index(folder) if folder in _FOLDER_ORDER else len(_FOLDER_ORDER)
+    return rank, path
 
 
 def _is_global(path: str) -> bool:
