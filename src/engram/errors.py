@@ -308,7 +308,7 @@ class StalePage(ContractError):
 
 class ResultTooLarge(ContractError):
     code = "RESULT_TOO_LARGE"
-    message = "The result exceeds max_packet_bytes."
+    message = "The whole result exceeds the 1,048,576-byte response ceiling."
 
 
 class ProjectionOversized(ContractError):

@@ -109,3 +109,28 @@ def test_a_decision_older_than_300_seconds_is_policy_stale_and_retriable(memory:
         "message": "The host policy decision is stale; retry.",
         "retriable": True,
     }
+
+
+def test_a_file_verifier_rejects_a_citation_whose_digest_does_not_match(
+    tmp_path: Any, clock: Any
+) -> None:
+    import hashlib
+
+    from engram.memory.admission import DefaultAdmissionPolicy
+    from tests.memory.conftest import open_memory
+
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "release.md").write_bytes(b"cited content")
+    memory = open_memory(tmp_path / "store", clock)
+    memory.engine.admission_policy = DefaultAdmissionPolicy(repo)
+    good = _captured(memory, key="good")  # capture_args cites docs/release.md with this digest
+    assert (
+        "sha256:" + hashlib.sha256(b"cited content").hexdigest()
+        == capture_args()["payload"]["citations"][0]["content_digest"]
+    )
+    assert _admit(memory, good)["output"]["value"]["outcome"]["status"] == "accepted"
+    (repo / "docs" / "release.md").write_bytes(b"edited since")
+    changed = _captured(memory, text="Another fact.", key="bad")
+    outcome = _admit(memory, changed, key="admission-key-0002")["output"]["value"]["outcome"]
+    assert outcome["status"] == "rejected"

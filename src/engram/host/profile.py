@@ -90,6 +90,8 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
     enabled = memory.get("enabled", False)
     if not isinstance(enabled, bool):
         raise TrustedContextUnavailable("host profile has an invalid memory.enabled")
+    if admission.get("policy", "default") != "default":
+        raise TrustedContextUnavailable("host profile names an unknown admission policy")
     durability = store.get("durability", "full")
     if durability not in ("full", "normal"):
         raise TrustedContextUnavailable("host profile has an invalid store.durability")

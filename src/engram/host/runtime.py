@@ -77,10 +77,17 @@ def binding_of(profile: HostProfile, session: str | None = None) -> Binding:
 
 def open_memory(profile: Path | HostProfile, sweep: bool = True) -> HostMemory:
     """Open governed memory as a profile describes it (sweeping expiry, unless told not)."""
+    from engram.memory.admission import DefaultAdmissionPolicy
     from engram.memory.maintenance import Maintenance
 
     loaded = profile if isinstance(profile, HostProfile) else load_profile(profile)
-    engine = open_engine(loaded.store, loaded.keys, loaded.policy, durability=loaded.durability)
+    engine = open_engine(
+        loaded.store,
+        loaded.keys,
+        loaded.policy,
+        DefaultAdmissionPolicy(loaded.verifier_root),
+        durability=loaded.durability,
+    )
     memory = HostMemory(engine, binding_of(loaded), loaded)
     if sweep:  # Expired records are swept to "expired" when memory is opened.
         Maintenance(engine, memory.binding.scope).sweep()

@@ -11,15 +11,17 @@ opened by the first call, not at start-up.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from engram.errors import TrustedContextUnavailable
+from engram.errors import ContractError, TrustedContextUnavailable
 from engram.host.profile import HostProfile, load_profile
 from engram.mcp.tools import CallContext, Tool, ToolResult
 from engram.memory.binding import MEMORY_TOOLS, tool_name
+from engram.memory.envelope import failure, new_audit_id
 from engram.memory.gate import Confirmer, Operation
 from engram.memory.schemas import OUTPUT_SCHEMAS, input_schema
 
@@ -68,7 +70,11 @@ class MemoryTools:
     def handler(self, short: str) -> Callable[[Mapping[str, Any], CallContext], ToolResult]:
         def handle(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:
             confirm = _dialog(context) if context.elicitation.available else None
-            envelope = self.memory().call(short, arguments, confirm)
+            try:
+                memory = self.memory()
+            except ContractError as error:  # the store could not be opened: retriable
+                return ToolResult(failure(error, new_audit_id()), is_error=True)
+            envelope = memory.call(short, arguments, confirm)
             return ToolResult(envelope, is_error=not envelope["ok"])
 
         return handle
@@ -122,7 +128,15 @@ def memory_tools(profile_path: Path | None) -> Iterator[Tool]:
     tools = MemoryTools(profile)
     for short in MEMORY_TOOLS:
         if short in profile.grants:
-            yield _tool(short, input_schema(short, profile.purpose), tools.handler(short))
+            described = _DESCRIPTIONS[short]
+            if short in ("search", "get", "capture"):
+                described += f" Your bound purpose_ref is {json.dumps(profile.purpose)}."
+            yield _tool(
+                short,
+                input_schema(short, profile.purpose),
+                tools.handler(short),
+                description=described,
+            )
 
 
 def _tool(
@@ -130,12 +144,13 @@ def _tool(
     schema: dict[str, Any],
     handler: Callable[[Mapping[str, Any], CallContext], ToolResult],
     listed: bool = True,
+    description: str | None = None,
 ) -> Tool:
     read_only = short in ("search", "get")
     return Tool(
         name=tool_name(short),
         title=_TITLES[short],
-        description=_DESCRIPTIONS[short],
+        description=description or _DESCRIPTIONS[short],
         input_schema=schema,
         output_schema=OUTPUT_SCHEMAS[short],
         handler=handler,

@@ -11,9 +11,11 @@ record it is held as ``pending_adjudication`` for the host; a decision older tha
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Protocol
 
 from engram.canonical import canonical_bytes, digest, digest_bytes, record_id_from_digest
@@ -71,9 +73,18 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 class DefaultAdmissionPolicy:
-    """Accept when citations and evidence resolve and no secret-like content appears."""
+    """Accept when citations and evidence resolve and no secret-like content appears.
+
+    With a ``verifier_root`` (the host's checkout of the cited repository), a citation
+    whose locator scheme is ``file`` must name a file under that root whose bytes hash
+    to its ``content_digest`` (SHA-256 of the exact bytes); other schemes stay
+    assertions, as the contract allows.
+    """
 
     policy_id = "engram.admission.default/v1"
+
+    def __init__(self, verifier_root: Path | None = None) -> None:
+        self.verifier_root = verifier_root
 
     def decide(self, record: dict[str, Any], now_ms: int) -> Decision:
         from engram.safety.secrets import contains_secret
@@ -87,7 +98,21 @@ class DefaultAdmissionPolicy:
             reasons.append("evidence_unresolved")
         if any(contains_secret(text) for text in _strings([content, evidence])):
             reasons.append("secret_detected")
+        if self.verifier_root is not None and not all(
+            self._verified(citation) for citation in content["citations"]
+        ):
+            reasons.append("citation_digest_mismatch")
         return Decision(not reasons, self.policy_id, now_ms, tuple(reasons))
+
+    def _verified(self, citation: dict[str, Any]) -> bool:
+        if citation["locator"]["scheme"] != "file" or self.verifier_root is None:
+            return True
+        root = self.verifier_root.resolve()
+        target = (root / citation["locator"]["value"]).resolve()
+        if not target.is_relative_to(root) or not target.is_file():
+            return False
+        actual = "sha256:" + hashlib.sha256(target.read_bytes()).hexdigest()
+        return actual == str(citation["content_digest"])
 
 
 def request_admission(

@@ -6,8 +6,10 @@ reconciliation, which are policy rather than content: the tombstone guard and th
 admission ``duplicate_exact`` rule compare it. The *record body* adds scope,
 provenance, evidence and resolved retention; its digest is the record digest and
 names the record (``mem_`` + base32). The *projection* is what search and get
-disclose: an allow-list of fields; everything else is omitted and listed in
-``redacted_fields`` (never partly exposed).
+disclose: an allow-list of fields, never partly exposed. ``redacted_fields`` lists
+the recorded facts withheld from the caller (provenance, the derivative rule, the
+attestation, reconciliation); the body's own bookkeeping (scope, candidate id,
+payload digest, schema version) is never part of a projection and is not listed.
 """
 
 from __future__ import annotations
