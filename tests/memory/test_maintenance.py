@@ -215,7 +215,14 @@ def test_a_backup_never_holds_pending_rejected_or_withdrawn_candidates(
 
     assert header["records"] == 1
     rows = read_backup(memory.engine.vault.keys, path)
-    assert sorted(rows) == ["audit", "journal", "records", "revocations", "scope_state"]
+    assert sorted(rows) == [
+        "audit",
+        "idempotency",
+        "journal",
+        "records",
+        "revocations",
+        "scope_state",
+    ]
     assert [record["record_id"] for record in rows["records"]] == [kept]
     assert {record["candidate_id"] for record in rows["records"]}.isdisjoint(
         {pending, rejected, withdrawn}
@@ -717,3 +724,33 @@ def test_a_make_ineligible_record_expired_by_the_host_also_leaves_the_index(
 
     assert _indexed(memory, record_id) is False
     assert _found(memory, "host expired cache") == []
+
+
+def test_a_replay_after_a_restore_is_still_a_replay_when_its_result_survived(
+    memory: Memory, tmp_path: Path
+) -> None:
+    from engram.crypto.keyfiles import load_keyring
+    from engram.memory.backup import backup, restore
+    from engram.memory.engine import MemoryEngine
+    from engram.store.sqlite.memory_store import SqliteMemoryStore
+    from tests.memory.conftest import capture_args
+
+    first = memory.value("capture", capture_args(key="restored-replay-key-01"))
+    admission = {"candidate_id": first["candidate_id"], "idempotency_key": "restored-admit-0001"}
+    admitted = memory.value("request_admission", admission)
+    pending = memory.value("capture", capture_args(text="Draft.", key="pending-draft-key-01"))
+    path = tmp_path / "backup.engram"
+    backup(memory.engine, path)
+    keys = load_keyring(memory.path.with_name("memory.db.keys"))
+    other = MemoryEngine(SqliteMemoryStore(tmp_path / "restored.db"), keys, clock=memory.clock)
+    restore(other, path)
+    again = other.call("capture", capture_args(key="restored-replay-key-01"), binding())
+    assert again["output"]["value"] == {**first, "status": "duplicate_exact"}
+    replayed = other.call("request_admission", admission, binding())["output"]["value"]
+    assert replayed == {**admitted, "replayed": True}
+    # The pending draft was not backed up: the same capture makes a fresh candidate.
+    fresh = other.call(
+        "capture", capture_args(text="Draft.", key="pending-draft-key-01"), binding()
+    )["output"]["value"]
+    assert fresh["status"] == "committed_pending"
+    assert fresh["candidate_id"] != pending["candidate_id"]

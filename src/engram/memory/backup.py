@@ -3,9 +3,10 @@
 A backup holds what must survive: records (their sealed content and their data keys,
 re-wrapped under the backup key so a later key rotation does not orphan it),
 tombstones (so the tombstone guard survives), the journal, scope state, revocations
-(a restore must not bring a revoked binding back) and the audit log. It never
-holds pending, rejected or withdrawn candidates, idempotency outcomes
-or confirmations, and a forgotten record has no content key left to back up.
+(a restore must not bring a revoked binding back), idempotency outcomes (ids and
+digests only, so a replay after a restore is still a replay) and the audit log. It
+never holds pending, rejected or withdrawn candidates or confirmations, and a
+forgotten record has no content key left to back up.
 
 File layout: ``MAGIC``, a 4-byte big-endian header length, the header (canonical
 JSON: format, store id, creation instant, counts), then AES-256-GCM of the payload

@@ -42,7 +42,7 @@ from engram.memory.gate import (
     WindowClosed,
     consume_host_approval,
 )
-from engram.memory.ports import AuditEntry, MemoryStore, MemoryTransaction
+from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
 from engram.memory.purge import coverage_receipt
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, validate_arguments
@@ -128,24 +128,29 @@ class MemoryEngine:
         audit_id: str,
         confirm: Confirmer | None,
     ) -> dict[str, Any]:
-        now = self.clock()
-        with self.store.read() as reader:
-            if reader.is_revoked(binding.scope.scope_id, binding.principal):
-                raise AuthorizationRevoked()
-            if tool in _READS:
-                value = self._read(tool, reader, binding, arguments, now)
         if tool in _READS:
+            with self.store.read() as reader:
+                self._check_revoked(reader, binding)
+                value = self._read(tool, reader, binding, arguments, self.clock())
             self._audit(tool, binding, arguments, "ok", audit_id, value)
             return value
         gated = tool in _ALWAYS_GATED or tool in self.policy.confirm_tools
         intent = intent_digest(tool, arguments)
         approval = self._ask(tool, arguments, binding, confirm, intent) if gated else None
         with self.store.write() as tx:
+            # Checked inside the mutation's own transaction: a revocation that commits
+            # first is always seen.
+            self._check_revoked(tx, binding)
             gate = _ConsumingGate(tx, binding, approval, self.clock) if gated else None
             value = self._mutate(tool, tx, binding, arguments, gate, intent)
             self._check_window(approval or (gate.consumed if gate else None))
             tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value))
         return self._with_purge_status(tool, binding, arguments, value)
+
+    @staticmethod
+    def _check_revoked(reader: MemoryReader, binding: Binding) -> None:
+        if reader.is_revoked(binding.scope.scope_id, binding.principal):
+            raise AuthorizationRevoked()
 
     def _read(
         self,

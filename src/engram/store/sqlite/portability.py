@@ -67,12 +67,26 @@ class PortableRows:
             {"scope_id": s, "principal": p, "revoked_ms": t}
             for s, p, t in self.db.execute("SELECT * FROM revocations ORDER BY scope_id, principal")
         ]
+        idempotency = [
+            {
+                "scope_id": s,
+                "principal": p,
+                "key": k,
+                "tool": t,
+                "intent_digest": i,
+                "outcome": json.loads(o),
+            }
+            for s, p, k, t, i, o in self.db.execute(
+                "SELECT * FROM idempotency ORDER BY scope_id, principal, key"
+            )
+        ]
         return {
             "records": records,
             "journal": journal,
             "scope_state": scopes,
             "audit": audit,
             "revocations": revocations,
+            "idempotency": idempotency,
         }
 
     def is_empty(self) -> bool:
@@ -113,6 +127,18 @@ class PortableRows:
                     scope["head_cursor"],
                     scope["head_digest"],
                     scope["records_version"],
+                ),
+            )
+        for row in rows.get("idempotency", []):
+            self.db.execute(
+                "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    row["scope_id"],
+                    row["principal"],
+                    row["key"],
+                    row["tool"],
+                    row["intent_digest"],
+                    json.dumps(row["outcome"]),
                 ),
             )
         for revocation in rows.get("revocations", []):
