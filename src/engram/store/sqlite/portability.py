@@ -80,6 +80,19 @@ class PortableRows:
                 "SELECT * FROM idempotency ORDER BY scope_id, principal, key"
             )
         ]
+        # A capture's replay names its candidate: keep it only when that candidate lives
+        # on as a record (pending, rejected and withdrawn candidates stay out of backups).
+        accepted = {
+            row[0]
+            for row in self.db.execute(
+                "SELECT candidate_id FROM candidates WHERE state = 'accepted'"
+            )
+        }
+        idempotency = [
+            row
+            for row in idempotency
+            if row["tool"] != "capture" or row["outcome"].get("candidate_id") in accepted
+        ]
         return {
             "records": records,
             "journal": journal,
