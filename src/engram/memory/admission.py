@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from engram.canonical import canonical_bytes, digest, digest_bytes, record_id_from_digest
-from engram.errors import DigestConflict, NotFound, PolicyStale
+from engram.errors import NotFound, PolicyStale
 from engram.memory.binding import Binding
-from engram.memory.capture import intent_digest
 from engram.memory.gate import Gate, Operation
+from engram.memory.idempotency import intent_digest, remember, replay
 from engram.memory.lifecycle import check_candidate
-from engram.memory.ports import IdempotencyRow, MemoryTransaction, RecordRow
+from engram.memory.ports import MemoryTransaction, RecordRow
 from engram.memory.records import index_text
 from engram.memory.validation import format_instant, parse_instant
 from engram.memory.vault import Vault
@@ -126,13 +126,11 @@ def request_admission(
     intent: str | None = None,
 ) -> dict[str, Any]:
     """Decide inside ``tx``; returns the output value. ``gate`` when the host gates it."""
-    scope_id, key = binding.scope.scope_id, arguments["idempotency_key"]
+    scope_id = binding.scope.scope_id
     intent = intent or intent_digest("request_admission", arguments)
-    prior = tx.idempotency(scope_id, binding.principal, key)
-    if prior is not None:
-        if prior.tool != "request_admission" or prior.intent_digest != intent:
-            raise DigestConflict()
-        return {"outcome": prior.outcome, "replayed": True}
+    stored = replay(tx, "request_admission", binding, arguments, intent)
+    if stored is not None:
+        return {"outcome": stored, "replayed": True}
     candidate = tx.candidate(scope_id, arguments["candidate_id"])
     if candidate is None or candidate.principal != binding.principal:
         raise NotFound()
@@ -195,9 +193,7 @@ def request_admission(
     }
     if record_id is not None:
         outcome["record_id"] = record_id
-    tx.remember(
-        scope_id, binding.principal, key, IdempotencyRow("request_admission", intent, outcome)
-    )
+    remember(tx, "request_admission", binding, arguments, intent, outcome)
     return {"outcome": outcome, "replayed": False}
 
 

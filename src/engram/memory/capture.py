@@ -13,29 +13,21 @@ import os
 from typing import Any
 
 from engram.canonical import canonical_bytes, digest, digest_bytes
-from engram.errors import DigestConflict, InvalidSchema, Unauthorized
+from engram.errors import InvalidSchema, Unauthorized
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
-from engram.memory.ports import CandidateRow, IdempotencyRow, MemoryTransaction
+from engram.memory.idempotency import intent_digest, remember, replay
+from engram.memory.ports import CandidateRow, MemoryTransaction
 from engram.memory.records import payload_digest, record_body
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, parse_instant
 from engram.memory.vault import Vault
 
-__all__ = ["capture", "intent_digest", "new_candidate_id", "resolve_retention"]
+__all__ = ["capture", "new_candidate_id", "resolve_retention"]
 
 
 def new_candidate_id() -> str:
     return "cand_" + base64.b32encode(os.urandom(20)).decode("ascii").lower()
-
-
-def intent_digest(tool: str, arguments: dict[str, Any], canonical: bytes | None = None) -> str:
-    """What an idempotency key is bound to: the tool and its exact arguments.
-
-    ``canonical`` is the RFC 8785 form of ``arguments`` when the caller has it already.
-    """
-    data = canonical if canonical is not None else canonical_bytes(arguments)
-    return digest_bytes("intent", tool.encode("ascii") + b"\0" + data)
 
 
 def resolve_retention(payload: dict[str, Any], policy: HostPolicy, now_ms: int) -> dict[str, Any]:
@@ -73,13 +65,12 @@ def capture(
     intent: str | None = None,
 ) -> dict[str, Any]:
     """Capture inside ``tx``; returns the output value. ``gate`` when the host gates it."""
-    scope_id, key = binding.scope.scope_id, arguments["idempotency_key"]
+    scope_id = binding.scope.scope_id
     intent = intent or intent_digest("capture", arguments)
-    prior = tx.idempotency(scope_id, binding.principal, key)
-    if prior is not None:
-        if prior.tool != "capture" or prior.intent_digest != intent:
-            raise DigestConflict()
-        return {**prior.outcome, "status": "duplicate_exact"}
+    stored = replay(tx, "capture", binding, arguments, intent)
+    if stored is not None:
+        return {**stored, "status": "duplicate_exact"}
+    key = arguments["idempotency_key"]
     payload = arguments["payload"]
     retention = resolve_retention(payload, policy, now_ms)
     _check_families(payload, policy)
@@ -134,5 +125,5 @@ def capture(
         "cursor": str(event.cursor),
         "transaction_receipt_digest": receipt,
     }
-    tx.remember(scope_id, binding.principal, key, IdempotencyRow("capture", intent, outcome))
+    remember(tx, "capture", binding, arguments, intent, outcome)
     return outcome

@@ -29,7 +29,6 @@ from engram.errors import (
 )
 from engram.memory import admission, capture, recall, withdrawal
 from engram.memory.binding import MEMORY_TOOLS, Binding
-from engram.memory.capture import intent_digest
 from engram.memory.envelope import failure, new_audit_id, success
 from engram.memory.gate import (
     EXECUTION_WINDOW_MS,
@@ -42,6 +41,7 @@ from engram.memory.gate import (
     WindowClosed,
     consume_host_approval,
 )
+from engram.memory.idempotency import intent_digest
 from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
 from engram.memory.purge import coverage_receipt
 from engram.memory.settings import HostPolicy

@@ -15,29 +15,17 @@ import json
 from typing import Any
 
 from engram.canonical import digest
-from engram.errors import DigestConflict, NotFound
+from engram.errors import NotFound
 from engram.memory.binding import Binding
-from engram.memory.capture import intent_digest
 from engram.memory.gate import Gate, Operation
+from engram.memory.idempotency import intent_digest, remember, replay
 from engram.memory.lifecycle import FORGETTABLE, check_candidate, check_record
-from engram.memory.ports import IdempotencyRow, MemoryTransaction
+from engram.memory.ports import MemoryTransaction
 from engram.memory.records import index_text
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
 
-__all__ = ["forget", "replay", "withdraw"]
-
-
-def replay(
-    tx: MemoryTransaction, tool: str, binding: Binding, arguments: dict[str, Any], intent: str
-) -> Any:
-    """The stored outcome of this key, or ``None``; ``DIGEST_CONFLICT`` if it differs."""
-    prior = tx.idempotency(binding.scope.scope_id, binding.principal, arguments["idempotency_key"])
-    if prior is None:
-        return None
-    if prior.tool != tool or prior.intent_digest != intent:
-        raise DigestConflict()
-    return prior.outcome
+__all__ = ["forget", "withdraw"]
 
 
 def _receipt(
@@ -128,12 +116,7 @@ def withdraw(
     tx.update_candidate(candidate.candidate_id, state="withdrawn", sealed=None)
     tx.add_purge(binding.scope.scope_id, candidate.candidate_id, "key", now_ms)
     outcome = {"receipt": receipt, "replayed": False}
-    tx.remember(
-        binding.scope.scope_id,
-        binding.principal,
-        arguments["idempotency_key"],
-        IdempotencyRow("withdraw", intent, outcome),
-    )
+    remember(tx, "withdraw", binding, arguments, intent, outcome)
     return outcome
 
 
@@ -175,10 +158,5 @@ def forget(
     tx.update_record(record.record_id, state="tombstoned", sealed=None)
     tx.add_purge(binding.scope.scope_id, record.record_id, "projection", now_ms)
     outcome = {"receipt": receipt, "replayed": False}
-    tx.remember(
-        binding.scope.scope_id,
-        binding.principal,
-        arguments["idempotency_key"],
-        IdempotencyRow("forget", intent, outcome),
-    )
+    remember(tx, "forget", binding, arguments, intent, outcome)
     return outcome
