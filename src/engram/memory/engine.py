@@ -13,6 +13,7 @@ its audit entry is written in a transaction of its own. Gated mutations pass
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -49,6 +50,8 @@ from engram.memory.validation import format_instant, validate_arguments
 from engram.memory.vault import Vault
 
 __all__ = ["Clock", "MemoryEngine"]
+
+log = logging.getLogger("engram.memory")
 
 Clock = Callable[[], int]
 _PURPOSE_TOOLS: Final = frozenset({"search", "get", "capture"})
@@ -333,8 +336,16 @@ class MemoryEngine:
         value: Mapping[str, Any] | None,
     ) -> None:
         entry = self._entry(tool, binding, arguments, outcome, audit_id, value)
-        with self.store.write(durable=False) as tx:
-            tx.audit(entry)
+        try:
+            with self.store.write(durable=False) as tx:
+                # A mutation whose commit reported failure may have committed its own
+                # entry under this audit id: that entry stays, as the record of what
+                # happened (the audit is append-only).
+                tx.audit(entry, if_absent=True)
+        except ContractError:
+            # The store is unavailable: the caller still gets its envelope, with the
+            # code that says so.
+            log.warning("audit entry %s could not be written", audit_id)
 
 
 class _ConsumingGate:

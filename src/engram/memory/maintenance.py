@@ -172,7 +172,7 @@ class Maintenance:
                     True,
                 )
                 expired += 1
-            pending = tx.pending_purges()
+            pending = tx.pending_purges(self._scope_id)
         finished = sum(
             1
             for owner, _ in pending

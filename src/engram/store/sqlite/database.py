@@ -26,6 +26,7 @@ Durability = Literal["full", "normal"]
 Migration = Callable[[sqlite3.Connection], None]
 _MIGRATIONS: dict[str, list[tuple[int, Migration]]] = {}
 BUSY_TIMEOUT_MS: Final = 15_000
+CHECKPOINT_WAIT_MS: Final = 250
 
 
 def migration(schema: str, version: int) -> Callable[[Migration], Migration]:
@@ -141,9 +142,18 @@ class Database:
                 _rollback_quietly(connection)
 
     def checkpoint(self) -> bool:
-        """Fold the WAL into the file and truncate it; ``True`` when complete."""
+        """Fold the WAL into the file and truncate it; ``True`` when complete.
+
+        Waits at most :data:`CHECKPOINT_WAIT_MS` for readers of old snapshots: the
+        caller reports "pending" and retries later rather than stalling a request.
+        """
         with self._lock:
-            busy, _, _ = self._connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            run = self._connection.execute
+            run(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+            try:
+                busy, _, _ = run("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                run(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             return int(busy) == 0
 
     def close(self) -> None:

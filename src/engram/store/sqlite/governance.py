@@ -73,8 +73,13 @@ class GovernanceReads:
             return None
         return {"scope_id": row[0], "kind": row[1], "created_ms": row[2], "done_ms": row[3]}
 
-    def pending_purges(self) -> list[tuple[str, str]]:
-        return list(self.db.execute("SELECT owner, kind FROM purges WHERE done_ms IS NULL"))
+    def pending_purges(self, scope_id: str) -> list[tuple[str, str]]:
+        return list(
+            self.db.execute(
+                "SELECT owner, kind FROM purges WHERE done_ms IS NULL AND scope_id = ?",
+                (scope_id,),
+            )
+        )
 
 
 class GovernanceWrites(GovernanceReads):

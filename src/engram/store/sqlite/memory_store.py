@@ -427,9 +427,9 @@ class _Transaction(_Reader, GovernanceWrites):
         )
         return Event(cursor, digest)
 
-    def audit(self, entry: AuditEntry) -> None:
+    def audit(self, entry: AuditEntry, if_absent: bool = False) -> None:
         self.db.execute(
-            "INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT {'OR IGNORE ' if if_absent else ''}INTO audit VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 entry.audit_id,
                 entry.scope_id,
