@@ -15,6 +15,7 @@ import hashlib
 import itertools
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -278,9 +279,10 @@ def arguments(text: str, key: str, now: int) -> dict[str, Any]:
 def build_store(size: int) -> Path:
     """A profile whose store holds ``size`` admitted records (built once, reused)."""
     directory = WORK / f"governed-{size}"
-    profile = directory / "host.toml"
-    if profile.exists():
+    profile, built = directory / "host.toml", directory / "built"
+    if built.exists():
         return profile
+    shutil.rmtree(directory, ignore_errors=True)  # an interrupted build starts over
     profile = init_host(
         directory,
         tenant="bench",
@@ -319,6 +321,7 @@ def build_store(size: int) -> Path:
                     },
                     now,
                 )
+    built.touch()
     return profile
 
 

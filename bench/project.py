@@ -109,10 +109,11 @@ def main() -> None:
     }
     for size in args.sizes:
         root = WORK / f"project-{size}"
-        if not (root / ".agents").exists():
+        if not (root / "built").exists():  # an interrupted generation starts over
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir(parents=True)
             generate(root, size)
+            (root / "built").touch()
         files = sum(len(os.listdir(root / ".agents" / ".engram" / f)) for f in FOLDERS.values())
         figures[str(size)] = {
             "files": files,

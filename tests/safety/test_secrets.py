@@ -404,3 +404,27 @@ def test_the_detector_imports_only_light_standard_modules(path: Path) -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module)
     assert {name for name in imported if not name.startswith("engram.")} <= LIGHT
+
+
+def test_each_rule_knows_the_fewest_characters_it_can_match() -> None:
+    from engram.safety.rules import RULES
+
+    shortest = {rule.kind: rule.shortest for rule in RULES}
+    assert shortest["password_assignment"] == len("pwd=x")
+    assert shortest["aws_access_key_id"] == len("AKIA") + 16
+    assert min(rule.shortest for rule in RULES) == 5
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="pwdasecrtkyPWD=:;'\" _-xA1/", max_size=12))
+def test_skipping_short_text_loses_no_span(text: str) -> None:
+    from engram.safety.rules import PUBLISHED_EXAMPLES, RULES
+
+    for rule in RULES:
+        unskipped = [
+            span
+            for match in rule.pattern.finditer(text)
+            if (span := rule.locate(match)) is not None
+            and text[span[0] : span[1]] not in PUBLISHED_EXAMPLES
+        ]
+        assert list(rule.spans(text)) == unskipped

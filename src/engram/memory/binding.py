@@ -27,15 +27,13 @@ class Scope:
 
     tenant: str
     workspace: str
+    #: A stable, opaque id for storage (tenant and workspace never leak through it),
+    #: derived from the canonical JSON of ``[tenant, workspace]``: an unambiguous
+    #: encoding, so no two different pairs can ever share a scope.
+    scope_id: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def scope_id(self) -> str:
-        """A stable, opaque id for storage (tenant and workspace never leak through it).
-
-        Derived from the canonical JSON of ``[tenant, workspace]``: an unambiguous
-        encoding, so no two different pairs can ever share a scope.
-        """
-        return digest("scope", [self.tenant, self.workspace])[7:39]
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope_id", digest("scope", [self.tenant, self.workspace])[7:39])
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +47,10 @@ class Binding:
     session: str
     purpose_ref: str
     grants: frozenset[str] = field(default_factory=frozenset)
+    scope: Scope = field(init=False, repr=False, compare=False)
 
-    @property
-    def scope(self) -> Scope:
-        return Scope(self.tenant, self.workspace)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", Scope(self.tenant, self.workspace))
 
     def identity(self) -> dict[str, str]:
         """The actor identity recorded in journals and audit entries."""

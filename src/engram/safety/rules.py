@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engram.safety.guards import (
     classes,
@@ -52,13 +52,32 @@ class Rule:
     rank: int
     pattern: re.Pattern[str]
     locate: Locate
+    #: The fewest characters a match can span; shorter text is not scanned at all.
+    shortest: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shortest", _shortest_match(self.pattern))
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         """Yield the ``[start, end)`` span of every secret this rule finds in ``text``."""
+        if len(text) < self.shortest:
+            return
         for match in self.pattern.finditer(text):
             span = self.locate(match)
             if span is not None and text[span[0] : span[1]] not in PUBLISHED_EXAMPLES:
                 yield span
+
+
+def _shortest_match(pattern: re.Pattern[str]) -> int:
+    # Most of what admission scans is short (ids, kinds, refs), and a text shorter
+    # than every match of a rule cannot hold its secret. The parser is the regex
+    # engine's own; without it, every text is scanned.
+    try:
+        from re import _parser  # type: ignore[attr-defined]
+
+        return int(_parser.parse(pattern.pattern, pattern.flags).getwidth()[0])
+    except (ImportError, AttributeError):  # a Python without the 3.11+ parser
+        return 0
 
 
 # --- Locators ---------------------------------------------------------------------------

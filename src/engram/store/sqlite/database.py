@@ -33,7 +33,10 @@ def migration(schema: str, version: int) -> Callable[[Migration], Migration]:
     """Register ``function`` as migration ``version`` of the named schema."""
 
     def register(function: Migration) -> Migration:
-        _MIGRATIONS.setdefault(schema, []).append((version, function))
+        registered = _MIGRATIONS.setdefault(schema, [])
+        if any(known == version for known, _ in registered):
+            raise ValueError(f"migration {schema} {version} is registered twice")
+        registered.append((version, function))
         return function
 
     return register

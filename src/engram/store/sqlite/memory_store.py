@@ -118,6 +118,30 @@ def _count_indexed_documents(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(SCHEMA, 4)
+def _index_every_lookup(db: sqlite3.Connection) -> None:
+    # With (scope_id, payload_digest) alone, the planner preferred records_by_expiry
+    # for "state = ?", so every admission scanned each accepted record of the store;
+    # listing pending candidates and matching a confirmation scanned their tables.
+    db.execute("DROP INDEX IF EXISTS records_by_payload")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS records_by_payload_state"
+        " ON records (scope_id, payload_digest, state)"
+    )
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS candidates_by_state"
+        " ON candidates (scope_id, state, captured_ms)"
+    )
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS confirmations_by_operation"
+        " ON confirmations (scope_id, principal, operation_digest)"
+    )
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS confirmations_by_creation"
+        " ON confirmations (scope_id, created_ms, request_id)"
+    )
+
+
 def _fts(scope_id: str) -> str:
     # scope_id is our own 32-hex digest, never user text, so it is safe in a name.
     if len(scope_id) != 32 or not all(c in "0123456789abcdef" for c in scope_id):
