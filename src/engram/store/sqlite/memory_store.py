@@ -26,10 +26,11 @@ from engram.memory.ports import (
     IdempotencyRow,
     RecordRow,
 )
-from engram.search.lexical import informative_terms, quoted
+from engram.search.lexical import PRUNE_MIN_DOCUMENTS, informative_terms, quoted
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.governance import GovernanceReads, GovernanceWrites
 from engram.store.sqlite.portability import PortableRows
+from engram.store.sqlite.vocabulary import DocumentFrequencies
 
 __all__ = ["SqliteMemoryStore"]
 
@@ -152,8 +153,11 @@ def _fts(scope_id: str) -> str:
 class _Reader(GovernanceReads, PortableRows):
     """Reads over one connection inside a transaction or snapshot."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, frequencies: DocumentFrequencies | None = None
+    ) -> None:
         self.db = db
+        self.frequencies = frequencies  # only for snapshots: a transaction sees its own writes
 
     def candidate(self, scope_id: str, candidate_id: str) -> CandidateRow | None:
         row = self.db.execute(
@@ -227,8 +231,9 @@ class _Reader(GovernanceReads, PortableRows):
         table = _fts(scope_id)
         if not words or not self._has_table(table):
             return []
+        documents = self._documents(scope_id)
         match = quoted(
-            informative_terms(words, self._frequencies(table, words), self._documents(scope_id))
+            informative_terms(words, self._frequencies(table, words, documents), documents)
         )
         columns = ", ".join(f"r.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
         rows = self.db.execute(
@@ -239,7 +244,11 @@ class _Reader(GovernanceReads, PortableRows):
         )
         return [(RecordRow(*row[:-1]), -float(row[-1])) for row in rows]
 
-    def _frequencies(self, table: str, words: list[str]) -> dict[str, int]:
+    def _frequencies(self, table: str, words: list[str], documents: int) -> dict[str, int]:
+        if documents < PRUNE_MIN_DOCUMENTS:
+            return {}  # informative_terms keeps every term of a small index
+        if self.frequencies is not None:
+            return self.frequencies.lookup(self.db, f"{table}_terms", words)
         marks = ",".join("?" * len(words))
         return dict(
             self.db.execute(f"SELECT term, doc FROM {table}_terms WHERE term IN ({marks})", words)
@@ -472,11 +481,12 @@ class SqliteMemoryStore:
     def __init__(self, path: Path, durability: Durability = "full") -> None:
         self.database = Database(path, durability)
         self.database.migrate(SCHEMA)
+        self._frequencies = DocumentFrequencies(self.database)
 
     @contextmanager
     def read(self) -> Iterator[_Reader]:
         with self.database.snapshot() as connection:
-            yield _Reader(connection)
+            yield _Reader(connection, self._frequencies)
 
     @contextmanager
     def write(self, durable: bool = True) -> Iterator[_Transaction]:

@@ -18,9 +18,10 @@ from typing import Any
 
 from engram.project.memory_file import Memory
 from engram.project.ports import FileState
-from engram.search.lexical import informative_terms, quoted, terms
+from engram.search.lexical import PRUNE_MIN_DOCUMENTS, informative_terms, quoted, terms
 from engram.search.lexical import words as terms_of
 from engram.store.sqlite.database import Database, migration
+from engram.store.sqlite.vocabulary import DocumentFrequencies
 
 __all__ = ["ProjectIndex"]
 
@@ -54,12 +55,21 @@ def _vocabulary(db: sqlite3.Connection) -> None:
     db.execute("CREATE VIRTUAL TABLE memories_terms USING fts5vocab(memories_fts, 'row')")
 
 
+@migration(SCHEMA, 4)
+def _index_problems(db: sqlite3.Connection) -> None:
+    # Every answer lists invalid files: without this, each call scanned every file row.
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS files_with_problems ON files (path) WHERE problem IS NOT NULL"
+    )
+
+
 class ProjectIndex:
     """The index of one project's memory files."""
 
     def __init__(self, path: Path) -> None:
         self.database = Database(path, "normal")
         self.database.migrate(SCHEMA)
+        self._frequencies = DocumentFrequencies(self.database)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -202,11 +212,12 @@ class ProjectIndex:
         if not words:
             return []
         with self._read() as db:
-            marks = ",".join("?" * len(words))
-            frequencies = dict(
-                db.execute(f"SELECT term, doc FROM memories_terms WHERE term IN ({marks})", words)
-            )
             documents = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+            frequencies = (
+                self._frequencies.lookup(db, "memories_terms", words)
+                if documents >= PRUNE_MIN_DOCUMENTS
+                else {}
+            )
             match = quoted(informative_terms(words, frequencies, documents))
             # Rank inside FTS5 first (its ORDER BY ... LIMIT path), join the few winners
             # after; twice the limit, so equal scores at the edge still sort by id.
