@@ -396,6 +396,29 @@ def test_a_write_lock_held_past_the_busy_timeout_is_store_unavailable_and_writes
     assert memory.value("capture", arguments)["cursor"] == "1"  # the retry is the first
 
 
+def test_a_store_locked_even_for_the_audit_entry_still_answers_store_unavailable(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("engram.store.sqlite.database.BUSY_TIMEOUT_MS", 20)
+    memory = open_test_memory(tmp_path, clock)
+    blocker = sqlite3.connect(memory.path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # held through the call and its audit entry
+    arguments = capture_args(text=TEXT, key="locked.capture-00001")
+
+    with caplog.at_level("WARNING", logger="engram.memory"):
+        envelope = memory.call("capture", arguments)
+
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    _refused(envelope, "STORE_UNAVAILABLE")
+    _nothing_written(memory.path)
+    assert _rows(memory.path, "SELECT count(*) FROM audit") == [(0,)]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"audit entry {envelope['auditId']} could not be written"
+    ]
+    assert TEXT not in caplog.text
+
+
 @pytest.mark.parametrize(
     "statement",
     ["BEGIN IMMEDIATE", "INSERT INTO candidates"],
