@@ -248,3 +248,50 @@ def test_any_user_text_is_a_safe_query(memory: Memory, query: str) -> None:
         memory.indexed = True  # type: ignore[attr-defined]
     envelope = _search(memory, query)
     assert envelope["ok"] is True, envelope
+
+
+def _admit_many(memory: Memory, texts: list[str]) -> list[str]:
+    """Admit ``texts`` in one transaction (fixture building; tools commit one by one)."""
+    from engram.memory import admission, capture
+
+    engine, who, records = memory.engine, binding(), []
+    with engine.store.write() as tx:
+        for number, text in enumerate(texts):
+            arguments = capture_args(text=text, key=f"bulk.capture-{number:06d}")
+            captured = capture.capture(tx, engine.vault, engine.policy, who, arguments, NOW)
+            outcome = admission.request_admission(
+                tx,
+                engine.vault,
+                engine.admission_policy,
+                who,
+                {
+                    "candidate_id": captured["candidate_id"],
+                    "idempotency_key": f"bulk.admit-{number:06d}",
+                },
+                NOW,
+            )["outcome"]
+            records.append(str(outcome["record_id"]))
+    return records
+
+
+def test_in_a_large_store_common_words_count_only_when_nothing_rarer_matches(
+    memory: Memory,
+) -> None:
+    # 2,101 records: "the" in all, "build" in one in seven, "green" and "blue" in one in ten.
+    texts = []
+    for number in range(2_100):
+        extra = (" build" if number % 7 == 0 else "") + (" green" if number % 10 == 0 else "")
+        texts.append(f"the filler{number} text{extra}" + (" blue" if number % 10 == 5 else ""))
+    records = _admit_many(memory, [*texts, "the tarball is signed"])
+
+    def found(query: str) -> list[str]:
+        value = _search(memory, query, limit=50)["output"]["value"]
+        return sorted(page["record"]["record_id"] for page in value["records"])
+
+    assert found("build the tarball") == [records[-1]]
+    assert found("green build") == sorted(records[n] for n in range(0, 2_100, 70))
+    assert found("zebra build green") == sorted(records[n] for n in range(0, 2_100, 70))
+    # The rarest common word answers: 50 of the 210 records holding "blue" (a tie).
+    blue = found("zebra green blue")
+    assert len(blue) == 50
+    assert set(blue) <= {records[n] for n in range(5, 2_100, 10)}

@@ -156,3 +156,32 @@ def test_route_entries_are_in_load_order_not_sorted_by_score(
     assert [e["id"] for e in entries] == memory.load(query).selected_keys
     assert memory.search(query, 1)[0]["id"] == "database-migrations"
     assert entries[3]["score"] > entries[0]["score"]
+
+
+def _write_large_project(layout: Layout) -> None:
+    """2,101 memories: every filler holds "the", one in seven "build", one in ten "green"
+    and another one in ten "blue"."""
+    for number in range(2_100):
+        extra = (" build" if number % 7 == 0 else "") + (" green" if number % 10 == 0 else "")
+        extra += " blue" if number % 10 == 5 else ""
+        write_memory_file(layout, f"filler-{number:04d}", content=f"the filler{number} text{extra}")
+    write_memory_file(layout, "tarball-signing", content="the tarball is signed")
+
+
+def test_in_a_large_index_common_words_count_only_when_nothing_rarer_matches(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    _write_large_project(layout)
+
+    # "build" is in 300 of 2,101 memories, more than 5%: left out while "tarball" matches.
+    assert [e["id"] for e in memory.search("build the tarball", 5)] == ["tarball-signing"]
+    # Only common words: the memories holding all of them.
+    found = memory.search("green build", 500)
+    assert sorted(e["id"] for e in found) == [f"filler-{n:04d}" for n in range(0, 2_100, 70)]
+    # The rare word matches nothing: the memories holding all the common ones answer.
+    found = memory.search("zebra build green", 500)
+    assert sorted(e["id"] for e in found) == [f"filler-{n:04d}" for n in range(0, 2_100, 70)]
+    # No memory holds them all either: the rarest common word answers ("blue" and
+    # "green" are in 210 each; the first in alphabetical order wins the tie).
+    found = memory.search("zebra green blue", 500)
+    assert sorted(e["id"] for e in found) == [f"filler-{n:04d}" for n in range(5, 2_100, 10)]

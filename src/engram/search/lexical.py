@@ -4,6 +4,7 @@ The text is NFKC-normalized and lowercased, split into Unicode word tokens, and 
 token becomes a quoted FTS5 string joined with ``OR``: every match contributes to the
 BM25 rank, documents with more (and rarer) terms rank first, and no character of the
 user's text is ever read as FTS5 syntax (quotes cannot occur inside a ``\\w`` token).
+In large indexes, :func:`search_expressions` leaves out words most documents hold.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ import unicodedata
 from typing import Final
 
 __all__ = [
+    "COMMON_SHARE",
     "MAX_QUERY_TERMS",
     "PRUNE_MIN_DOCUMENTS",
-    "informative_terms",
-    "match_expression",
-    "quoted",
+    "search_expressions",
     "terms",
     "words",
 ]
@@ -25,6 +25,9 @@ __all__ = [
 MAX_QUERY_TERMS: Final = 32
 #: Below this many indexed documents every term is kept: matching is cheap anyway.
 PRUNE_MIN_DOCUMENTS: Final = 2000
+#: A term held by more than this share of the documents is common (see
+#: :func:`search_expressions`).
+COMMON_SHARE: Final = 0.05
 _WORD: Final = re.compile(r"\w+")
 
 
@@ -45,25 +48,33 @@ def words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
 
 
-def quoted(found: list[str]) -> str | None:
-    """``"a" OR "b"``: the FTS5 expression for already-split terms, ``None`` if none."""
-    return " OR ".join(f'"{term}"' for term in found) if found else None
+def search_expressions(found: list[str], frequencies: dict[str, int], documents: int) -> list[str]:
+    """The FTS5 expressions a search runs, in order, until one matches something.
 
-
-def match_expression(text: str) -> str | None:
-    """The FTS5 expression for ``text``, or ``None`` when it has no terms."""
-    return quoted(terms(text))
-
-
-def informative_terms(found: list[str], frequencies: dict[str, int], documents: int) -> list[str]:
-    """Drop terms that occur in at least half of the documents, when that matters.
-
-    FTS5's BM25 clamps the IDF of such a term to 1e-6, so it adds nothing to any
-    score, while matching it would visit half the index. They are dropped only in
-    large indexes (at least :data:`PRUNE_MIN_DOCUMENTS`) and only if another term
-    remains, so a query made only of common words still finds what it can.
+    ``frequencies`` holds the document count of each term found in the index's
+    vocabulary, ``documents`` the size of the index. Small indexes (under
+    :data:`PRUNE_MIN_DOCUMENTS`) rank every term. In larger ones a term held by more
+    than :data:`COMMON_SHARE` of the documents is *common*: its BM25 weight is small,
+    but matching it means scoring a large share of the index (130 ms for four such
+    words at 100,000 documents). So the common terms are left out of the match (like
+    Lucene's common-terms cutoff, without their small share of the score), and count
+    only when the other terms match nothing: first the documents holding all of them,
+    then, if there are none, those holding the rarest. A term missing from the
+    vocabulary is never common (a stemming tokenizer indexes another form of it).
     """
+    if not found:
+        return []
     if documents < PRUNE_MIN_DOCUMENTS:
-        return found
-    kept = [term for term in found if 2 * frequencies.get(term, 0) < documents]
-    return kept or found
+        return [_any_of(found)]
+    common = [term for term in found if frequencies.get(term, 0) > COMMON_SHARE * documents]
+    rest = [term for term in found if term not in common]
+    expressions = [_any_of(rest)] if rest else []
+    if len(common) > 1:
+        expressions.append(" AND ".join(f'"{term}"' for term in common))
+    if common:
+        expressions.append(_any_of([min(common, key=lambda term: (frequencies[term], term))]))
+    return expressions
+
+
+def _any_of(found: list[str]) -> str:
+    return " OR ".join(f'"{term}"' for term in found)

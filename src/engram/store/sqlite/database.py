@@ -48,7 +48,6 @@ class Database:
     def __init__(self, path: Path, durability: Durability = "full") -> None:
         self.path = path
         self._synchronous = "FULL" if durability == "full" else "NORMAL"
-        self._commits = 0
         try:
             self._connection = sqlite3.connect(
                 path,
@@ -128,8 +127,6 @@ class Database:
         except sqlite3.Error as exc:
             _rollback_quietly(connection)
             raise MutationOutcomeUnknown("commit failed") from exc
-        finally:
-            self._commits += 1
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -146,13 +143,6 @@ class Database:
                 raise StoreUnavailable("store read failed") from exc
             finally:
                 _rollback_quietly(connection)
-
-    def version(self) -> tuple[int, int]:
-        """A value that changes whenever the file may have changed: SQLite's
-        ``data_version`` (commits of other connections) and this one's own commits.
-        Call it inside :meth:`snapshot`, whose lock it relies on."""
-        (data_version,) = self._connection.execute("PRAGMA data_version").fetchone()
-        return int(data_version), self._commits
 
     def checkpoint(self) -> bool:
         """Fold the WAL into the file and truncate it; ``True`` when complete.

@@ -26,7 +26,7 @@ from engram.memory.ports import (
     IdempotencyRow,
     RecordRow,
 )
-from engram.search.lexical import PRUNE_MIN_DOCUMENTS, informative_terms, quoted
+from engram.search.lexical import PRUNE_MIN_DOCUMENTS, search_expressions
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.governance import GovernanceReads, GovernanceWrites
 from engram.store.sqlite.portability import PortableRows
@@ -232,23 +232,25 @@ class _Reader(GovernanceReads, PortableRows):
         if not words or not self._has_table(table):
             return []
         documents = self._documents(scope_id)
-        match = quoted(
-            informative_terms(words, self._frequencies(table, words, documents), documents)
-        )
+        frequencies = self._frequencies(table, words, documents)
         columns = ", ".join(f"r.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
-        rows = self.db.execute(
-            f"SELECT {columns}, f.rank FROM (SELECT rowid, rank FROM {table}"
-            f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
-            " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.rank, r.record_id",
-            (match, limit),
-        )
+        rows: list[Any] = []
+        for match in search_expressions(words, frequencies, documents):
+            rows = self.db.execute(
+                f"SELECT {columns}, f.rank FROM (SELECT rowid, rank FROM {table}"
+                f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
+                " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.rank, r.record_id",
+                (match, limit),
+            ).fetchall()
+            if rows:
+                break
         return [(RecordRow(*row[:-1]), -float(row[-1])) for row in rows]
 
     def _frequencies(self, table: str, words: list[str], documents: int) -> dict[str, int]:
         if documents < PRUNE_MIN_DOCUMENTS:
-            return {}  # informative_terms keeps every term of a small index
+            return {}  # a small index ranks every term
         if self.frequencies is not None:
-            return self.frequencies.lookup(self.db, f"{table}_terms", words)
+            return self.frequencies.lookup(self.db, table, f"{table}_terms", words)
         marks = ",".join("?" * len(words))
         return dict(
             self.db.execute(f"SELECT term, doc FROM {table}_terms WHERE term IN ({marks})", words)
@@ -481,7 +483,7 @@ class SqliteMemoryStore:
     def __init__(self, path: Path, durability: Durability = "full") -> None:
         self.database = Database(path, durability)
         self.database.migrate(SCHEMA)
-        self._frequencies = DocumentFrequencies(self.database)
+        self._frequencies = DocumentFrequencies()
 
     @contextmanager
     def read(self) -> Iterator[_Reader]:

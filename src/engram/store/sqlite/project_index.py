@@ -18,7 +18,7 @@ from typing import Any
 
 from engram.project.memory_file import Memory
 from engram.project.ports import FileState
-from engram.search.lexical import PRUNE_MIN_DOCUMENTS, informative_terms, quoted, terms
+from engram.search.lexical import PRUNE_MIN_DOCUMENTS, search_expressions, terms
 from engram.search.lexical import words as terms_of
 from engram.store.sqlite.database import Database, migration
 from engram.store.sqlite.vocabulary import DocumentFrequencies
@@ -69,7 +69,7 @@ class ProjectIndex:
     def __init__(self, path: Path) -> None:
         self.database = Database(path, "normal")
         self.database.migrate(SCHEMA)
-        self._frequencies = DocumentFrequencies(self.database)
+        self._frequencies = DocumentFrequencies()
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -214,22 +214,24 @@ class ProjectIndex:
         with self._read() as db:
             documents = db.execute("SELECT count(*) FROM memories").fetchone()[0]
             frequencies = (
-                self._frequencies.lookup(db, "memories_terms", words)
+                self._frequencies.lookup(db, "memories_fts", "memories_terms", words)
                 if documents >= PRUNE_MIN_DOCUMENTS
                 else {}
             )
-            match = quoted(informative_terms(words, frequencies, documents))
-            # Rank inside FTS5 first (its ORDER BY ... LIMIT path), join the few winners
-            # after; twice the limit, so equal scores at the edge still sort by id.
-            rows = list(
-                db.execute(
+            rows: list[Any] = []
+            for match in search_expressions(words, frequencies, documents):
+                # Rank inside FTS5 first (its ORDER BY ... LIMIT path), join the few
+                # winners after; twice the limit, so equal scores at the edge still sort
+                # by id.
+                rows = db.execute(
                     "SELECT m.id, f.score, m.title || ' ' || m.body FROM"
                     " (SELECT rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS score"
                     "  FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score LIMIT ?) AS f"
                     " JOIN memories AS m ON m.rowid = f.rowid ORDER BY f.score, m.id LIMIT ?",
                     (match, 2 * limit, limit),
-                )
-            )
+                ).fetchall()
+                if rows:
+                    break
         return [
             (memory_id, round(-score, 6), _matched(words, text_))
             for memory_id, score, text_ in rows

@@ -1,0 +1,93 @@
+"""Query text to FTS5 expressions: safe terms, and common words left out of large indexes."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engram.search.lexical import (
+    COMMON_SHARE,
+    MAX_QUERY_TERMS,
+    PRUNE_MIN_DOCUMENTS,
+    search_expressions,
+    terms,
+)
+
+LARGE = 10_000  # documents; a term is common above 500 of them
+FREQUENCIES = {"the": 9_000, "in": 600, "tarball": 12, "is": 700, "with": 501, "as": 500}
+
+
+def test_terms_are_distinct_lowercase_nfkc_words_in_order() -> None:
+    assert terms("The TARBALL, the ﬁle (fi ligature) and_more _ !") == [
+        "the",
+        "tarball",
+        "file",
+        "fi",
+        "ligature",
+        "and_more",
+    ]
+    assert len(terms(" ".join(f"w{n}" for n in range(100)))) == MAX_QUERY_TERMS
+
+
+def test_a_small_index_ranks_every_term() -> None:
+    documents = PRUNE_MIN_DOCUMENTS - 1
+    assert search_expressions(["the", "tarball"], {"the": documents}, documents) == [
+        '"the" OR "tarball"'
+    ]
+
+
+def test_common_terms_are_left_out_while_a_rarer_one_remains() -> None:
+    assert COMMON_SHARE * LARGE == 500
+    assert search_expressions(["the", "tarball", "in", "as"], FREQUENCIES, LARGE) == [
+        '"tarball" OR "as"',  # 500 documents is not more than the share
+        '"the" AND "in"',
+        '"in"',
+    ]
+
+
+def test_a_query_of_common_words_asks_for_all_of_them_then_the_rarest() -> None:
+    assert search_expressions(["is", "the", "with"], FREQUENCIES, LARGE) == [
+        '"is" AND "the" AND "with"',
+        '"with"',
+    ]
+    assert search_expressions(["the"], FREQUENCIES, LARGE) == ['"the"']
+
+
+def test_a_term_missing_from_the_vocabulary_is_never_common() -> None:
+    # A stemming index holds "releas", not "releases": the term must still be matched.
+    assert search_expressions(["releases", "the"], FREQUENCIES, LARGE) == [
+        '"releases"',
+        '"the"',
+    ]
+
+
+def test_no_terms_no_expression() -> None:
+    assert search_expressions([], FREQUENCIES, LARGE) == []
+
+
+@given(
+    st.lists(st.text(min_size=1), max_size=8),
+    st.dictionaries(st.text(min_size=1), st.integers(0, 20_000)),
+    st.integers(0, 20_000),
+)
+def test_every_term_is_quoted_and_every_query_term_can_still_match(
+    text: list[str], frequencies: dict[str, int], documents: int
+) -> None:
+    found = terms(" ".join(text))
+    expressions = search_expressions(found, frequencies, documents)
+    assert bool(expressions) == bool(found)
+    parsed = [_terms_of(expression) for expression in expressions]
+    assert set().union(*parsed) <= set(found)
+    # A term is matched first unless it is common.
+    first = parsed[0] if parsed else set()
+    assert all(
+        term in first or frequencies.get(term, 0) > COMMON_SHARE * documents for term in found
+    )
+
+
+def _terms_of(expression: str) -> set[str]:
+    parts = expression.replace(" AND ", " OR ").split(" OR ")
+    assert all(len(part) >= 3 for part in parts)
+    assert all(part[0] == part[-1] == '"' for part in parts)
+    assert all('"' not in part[1:-1] for part in parts)
+    return {part[1:-1] for part in parts}
