@@ -9,6 +9,7 @@ from engram.search.lexical import (
     COMMON_SHARE,
     MAX_QUERY_TERMS,
     PRUNE_MIN_DOCUMENTS,
+    common_cutoff,
     search_expressions,
     terms,
 )
@@ -29,6 +30,10 @@ def test_terms_are_distinct_lowercase_nfkc_words_in_order() -> None:
     assert len(terms(" ".join(f"w{n}" for n in range(100)))) == MAX_QUERY_TERMS
 
 
+def test_the_cutoff_is_five_percent_of_an_index_of_at_least_2000_documents() -> None:
+    assert (common_cutoff(1_999), common_cutoff(2_000), common_cutoff(100_001)) == (None, 100, 5000)
+
+
 def test_a_small_index_ranks_every_term() -> None:
     documents = PRUNE_MIN_DOCUMENTS - 1
     assert search_expressions(["the", "tarball"], {"the": documents}, documents) == [
@@ -41,20 +46,19 @@ def test_common_terms_are_left_out_while_a_rarer_one_remains() -> None:
     assert search_expressions(["the", "tarball", "in", "as"], FREQUENCIES, LARGE) == [
         '"tarball" OR "as"',  # 500 documents is not more than the share
         '"the" AND "in"',
-        '"in"',
+        '"the"',
     ]
 
 
-def test_a_query_of_common_words_asks_for_all_of_them_then_the_rarest() -> None:
+def test_a_query_of_common_words_asks_for_all_of_them_then_the_first() -> None:
     assert search_expressions(["is", "the", "with"], FREQUENCIES, LARGE) == [
         '"is" AND "the" AND "with"',
-        '"with"',
+        '"is"',
     ]
     assert search_expressions(["the"], FREQUENCIES, LARGE) == ['"the"']
 
 
-def test_a_term_missing_from_the_vocabulary_is_never_common() -> None:
-    # A stemming index holds "releas", not "releases": the term must still be matched.
+def test_a_term_without_a_count_is_not_common() -> None:
     assert search_expressions(["releases", "the"], FREQUENCIES, LARGE) == [
         '"releases"',
         '"the"',

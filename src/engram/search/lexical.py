@@ -17,6 +17,7 @@ __all__ = [
     "COMMON_SHARE",
     "MAX_QUERY_TERMS",
     "PRUNE_MIN_DOCUMENTS",
+    "common_cutoff",
     "search_expressions",
     "terms",
     "words",
@@ -48,31 +49,37 @@ def words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
 
 
-def search_expressions(found: list[str], frequencies: dict[str, int], documents: int) -> list[str]:
+def common_cutoff(documents: int) -> int | None:
+    """Above how many holding documents a term of an index this size is common;
+    ``None`` for a small index, where every term counts."""
+    return None if documents < PRUNE_MIN_DOCUMENTS else int(COMMON_SHARE * documents)
+
+
+def search_expressions(found: list[str], counts: dict[str, int], documents: int) -> list[str]:
     """The FTS5 expressions a search runs, in order, until one matches something.
 
-    ``frequencies`` holds the document count of each term found in the index's
-    vocabulary, ``documents`` the size of the index. Small indexes (under
-    :data:`PRUNE_MIN_DOCUMENTS`) rank every term. In larger ones a term held by more
-    than :data:`COMMON_SHARE` of the documents is *common*: its BM25 weight is small,
-    but matching it means scoring a large share of the index (130 ms for four such
-    words at 100,000 documents). So the common terms are left out of the match (like
-    Lucene's common-terms cutoff, without their small share of the score), and count
-    only when the other terms match nothing: first the documents holding all of them,
-    then, if there are none, those holding the rarest. A term missing from the
-    vocabulary is never common (a stemming tokenizer indexes another form of it).
+    ``counts`` holds how many documents hold each term, counted at least up to
+    :func:`common_cutoff` ``+ 1``; ``documents`` is the size of the index. Small indexes
+    (under :data:`PRUNE_MIN_DOCUMENTS`) rank every term. In larger ones a term held by
+    more than :data:`COMMON_SHARE` of the documents is *common*: its BM25 weight is
+    small, but matching it means scoring a large share of the index (130 ms for four
+    such words at 100,000 documents). So the common terms are left out of the match
+    (like Lucene's common-terms cutoff, without their small share of the score), and
+    count only when the other terms match nothing: first the documents holding all of
+    them, then, if there are none, those holding the first of them in the query.
     """
     if not found:
         return []
-    if documents < PRUNE_MIN_DOCUMENTS:
+    cutoff = common_cutoff(documents)
+    if cutoff is None:
         return [_any_of(found)]
-    common = [term for term in found if frequencies.get(term, 0) > COMMON_SHARE * documents]
+    common = [term for term in found if counts.get(term, 0) > cutoff]
     rest = [term for term in found if term not in common]
     expressions = [_any_of(rest)] if rest else []
     if len(common) > 1:
         expressions.append(" AND ".join(f'"{term}"' for term in common))
     if common:
-        expressions.append(_any_of([min(common, key=lambda term: (frequencies[term], term))]))
+        expressions.append(_any_of(common[:1]))
     return expressions
 
 

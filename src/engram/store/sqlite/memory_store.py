@@ -26,11 +26,11 @@ from engram.memory.ports import (
     IdempotencyRow,
     RecordRow,
 )
-from engram.search.lexical import PRUNE_MIN_DOCUMENTS, search_expressions
+from engram.search.lexical import common_cutoff, search_expressions
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.governance import GovernanceReads, GovernanceWrites
 from engram.store.sqlite.portability import PortableRows
-from engram.store.sqlite.vocabulary import DocumentFrequencies
+from engram.store.sqlite.vocabulary import DocumentCounts
 
 __all__ = ["SqliteMemoryStore"]
 
@@ -153,11 +153,9 @@ def _fts(scope_id: str) -> str:
 class _Reader(GovernanceReads, PortableRows):
     """Reads over one connection inside a transaction or snapshot."""
 
-    def __init__(
-        self, db: sqlite3.Connection, frequencies: DocumentFrequencies | None = None
-    ) -> None:
+    def __init__(self, db: sqlite3.Connection, counts: DocumentCounts | None = None) -> None:
         self.db = db
-        self.frequencies = frequencies  # only for snapshots: a transaction sees its own writes
+        self.counts = counts  # shared by snapshots only: a transaction sees its own writes
 
     def candidate(self, scope_id: str, candidate_id: str) -> CandidateRow | None:
         row = self.db.execute(
@@ -232,10 +230,10 @@ class _Reader(GovernanceReads, PortableRows):
         if not words or not self._has_table(table):
             return []
         documents = self._documents(scope_id)
-        frequencies = self._frequencies(table, words, documents)
+        counts = self._counts(table, words, documents)
         columns = ", ".join(f"r.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
         rows: list[Any] = []
-        for match in search_expressions(words, frequencies, documents):
+        for match in search_expressions(words, counts, documents):
             rows = self.db.execute(
                 f"SELECT {columns}, f.rank FROM (SELECT rowid, rank FROM {table}"
                 f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
@@ -246,15 +244,13 @@ class _Reader(GovernanceReads, PortableRows):
                 break
         return [(RecordRow(*row[:-1]), -float(row[-1])) for row in rows]
 
-    def _frequencies(self, table: str, words: list[str], documents: int) -> dict[str, int]:
-        if documents < PRUNE_MIN_DOCUMENTS:
+    def _counts(self, table: str, words: list[str], documents: int) -> dict[str, int]:
+        cutoff = common_cutoff(documents)
+        if cutoff is None:
             return {}  # a small index ranks every term
-        if self.frequencies is not None:
-            return self.frequencies.lookup(self.db, table, f"{table}_terms", words)
-        marks = ",".join("?" * len(words))
-        return dict(
-            self.db.execute(f"SELECT term, doc FROM {table}_terms WHERE term IN ({marks})", words)
-        )
+        if self.counts is not None:
+            return self.counts.lookup(self.db, table, words, cutoff)
+        return DocumentCounts().lookup(self.db, table, words, cutoff)
 
     def _documents(self, scope_id: str) -> int:
         row = self.db.execute(
@@ -414,9 +410,6 @@ class _Transaction(_Reader, GovernanceWrites):
             "text, content='', tokenize='unicode61 remove_diacritics 2')"
         )
         self.db.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table}_terms USING fts5vocab({table}, 'row')"
-        )
-        self.db.execute(
             f"INSERT INTO {table} (rowid, text) SELECT rowid, ? FROM records WHERE record_id = ?",
             (text, record_id),
         )
@@ -483,12 +476,12 @@ class SqliteMemoryStore:
     def __init__(self, path: Path, durability: Durability = "full") -> None:
         self.database = Database(path, durability)
         self.database.migrate(SCHEMA)
-        self._frequencies = DocumentFrequencies()
+        self._counts = DocumentCounts()
 
     @contextmanager
     def read(self) -> Iterator[_Reader]:
         with self.database.snapshot() as connection:
-            yield _Reader(connection, self._frequencies)
+            yield _Reader(connection, self._counts)
 
     @contextmanager
     def write(self, durable: bool = True) -> Iterator[_Transaction]:

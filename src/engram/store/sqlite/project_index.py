@@ -18,10 +18,10 @@ from typing import Any
 
 from engram.project.memory_file import Memory
 from engram.project.ports import FileState
-from engram.search.lexical import PRUNE_MIN_DOCUMENTS, search_expressions, terms
+from engram.search.lexical import common_cutoff, search_expressions, terms
 from engram.search.lexical import words as terms_of
 from engram.store.sqlite.database import Database, migration
-from engram.store.sqlite.vocabulary import DocumentFrequencies
+from engram.store.sqlite.vocabulary import DocumentCounts
 
 __all__ = ["ProjectIndex"]
 
@@ -63,13 +63,19 @@ def _index_problems(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(SCHEMA, 5)
+def _no_vocabulary(db: sqlite3.Connection) -> None:
+    # Document counts now come from bounded MATCH queries (store/sqlite/vocabulary.py).
+    db.execute("DROP TABLE IF EXISTS memories_terms")
+
+
 class ProjectIndex:
     """The index of one project's memory files."""
 
     def __init__(self, path: Path) -> None:
         self.database = Database(path, "normal")
         self.database.migrate(SCHEMA)
-        self._frequencies = DocumentFrequencies()
+        self._counts = DocumentCounts()
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -213,13 +219,12 @@ class ProjectIndex:
             return []
         with self._read() as db:
             documents = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-            frequencies = (
-                self._frequencies.lookup(db, "memories_fts", "memories_terms", words)
-                if documents >= PRUNE_MIN_DOCUMENTS
-                else {}
+            cutoff = common_cutoff(documents)
+            counts = (
+                {} if cutoff is None else self._counts.lookup(db, "memories_fts", words, cutoff)
             )
             rows: list[Any] = []
-            for match in search_expressions(words, frequencies, documents):
+            for match in search_expressions(words, counts, documents):
                 # Rank inside FTS5 first (its ORDER BY ... LIMIT path), join the few
                 # winners after; twice the limit, so equal scores at the edge still sort
                 # by id.
