@@ -173,7 +173,7 @@ def test_in_a_large_index_common_words_count_only_when_nothing_rarer_matches(
 ) -> None:
     _write_large_project(layout)
 
-    # "build" is in 300 of 2,101 memories, more than 5%: left out while "tarball" matches.
+    # "build" is in 300 of 2,101 memories, more than 2%: left out while "tarball" matches.
     assert [e["id"] for e in memory.search("build the tarball", 5)] == ["tarball-signing"]
     # Only common words: the memories holding all of them.
     found = memory.search("green build", 500)

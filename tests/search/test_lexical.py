@@ -14,8 +14,8 @@ from engram.search.lexical import (
     terms,
 )
 
-LARGE = 10_000  # documents; a term is common above 500 of them
-FREQUENCIES = {"the": 9_000, "in": 600, "tarball": 12, "is": 700, "with": 501, "as": 500}
+LARGE = 10_000  # documents; a term is common above 200 of them
+FREQUENCIES = {"the": 9_000, "in": 600, "tarball": 12, "is": 700, "with": 201, "as": 200}
 
 
 def test_terms_are_distinct_lowercase_nfkc_words_in_order() -> None:
@@ -30,8 +30,8 @@ def test_terms_are_distinct_lowercase_nfkc_words_in_order() -> None:
     assert len(terms(" ".join(f"w{n}" for n in range(100)))) == MAX_QUERY_TERMS
 
 
-def test_the_cutoff_is_five_percent_of_an_index_of_at_least_2000_documents() -> None:
-    assert (common_cutoff(1_999), common_cutoff(2_000), common_cutoff(100_001)) == (None, 100, 5000)
+def test_the_cutoff_is_two_percent_of_an_index_of_at_least_2000_documents() -> None:
+    assert (common_cutoff(1_999), common_cutoff(2_000), common_cutoff(100_051)) == (None, 40, 2001)
 
 
 def test_a_small_index_ranks_every_term() -> None:
@@ -42,9 +42,9 @@ def test_a_small_index_ranks_every_term() -> None:
 
 
 def test_common_terms_are_left_out_while_a_rarer_one_remains() -> None:
-    assert COMMON_SHARE * LARGE == 500
+    assert COMMON_SHARE * LARGE == 200
     assert search_expressions(["the", "tarball", "in", "as"], FREQUENCIES, LARGE) == [
-        '"tarball" OR "as"',  # 500 documents is not more than the share
+        '"tarball" OR "as"',  # 200 documents is not more than the share
         '"the" AND "in"',
         '"the"',
     ]

@@ -28,7 +28,7 @@ MAX_QUERY_TERMS: Final = 32
 PRUNE_MIN_DOCUMENTS: Final = 2000
 #: A term held by more than this share of the documents is common (see
 #: :func:`search_expressions`).
-COMMON_SHARE: Final = 0.05
+COMMON_SHARE: Final = 0.02
 _WORD: Final = re.compile(r"\w+")
 
 
