@@ -5,7 +5,9 @@ usage: .venv/bin/python bench/governed.py [--sizes 1000 10000 100000] [--queries
 Figures go to bench/results.json (``governed_*`` keys). Stores are built once under
 bench/work/ (ignored by git) with a deterministic generator and reused.
 Targets: search p50 <= 5 ms in-process at 100k; capture+admission pairs per second at
-least half the fsync-bound rate with synchronous=FULL.
+least half the fsync-bound rate with synchronous=FULL. Search is timed twice over the
+same 200 queries: ``search_first_pass`` in a freshly opened engine or server (SQLite's
+page cache and the remembered document counts cold), then ``search`` (warm).
 """
 
 from __future__ import annotations
@@ -354,7 +356,7 @@ def in_process(profile: Path, count: int) -> dict[str, Any]:
         return engine.call("search", {"query": query, "purpose_ref": PURPOSE}, binding)
 
     texts = queries(count, 7)
-    search(texts[0])
+    first_ms = timed(search, texts)  # a fresh process: caches cold
     results = [search(text) for text in texts[:20]]
     ids = [p["record"]["record_id"] for r in results for p in r["output"]["value"]["records"]]
     lookups = (ids * (count // max(1, len(ids)) + 1))[:count]
@@ -362,7 +364,11 @@ def in_process(profile: Path, count: int) -> dict[str, Any]:
     get_ms = timed(
         lambda rid: engine.call("get", {"record_id": rid, "purpose_ref": PURPOSE}, binding), lookups
     )
-    return {"search": summary(search_ms), "get": summary(get_ms)}
+    return {
+        "search_first_pass": summary(first_ms),
+        "search": summary(search_ms),
+        "get": summary(get_ms),
+    }
 
 
 def over_stdio(profile: Path, count: int) -> dict[str, Any]:
@@ -376,6 +382,9 @@ def over_stdio(profile: Path, count: int) -> dict[str, Any]:
         texts = queries(count, 11)
         first = call("engram_memory_search", {"query": texts[0], "purpose_ref": PURPOSE})
         ids = [p["record"]["record_id"] for p in first["output"]["value"]["records"]] or ["mem_a"]
+        first_ms = timed(
+            lambda q: call("engram_memory_search", {"query": q, "purpose_ref": PURPOSE}), texts
+        )
         search_ms = timed(
             lambda q: call("engram_memory_search", {"query": q, "purpose_ref": PURPOSE}), texts
         )
@@ -383,7 +392,11 @@ def over_stdio(profile: Path, count: int) -> dict[str, Any]:
             lambda rid: call("engram_memory_get", {"record_id": rid, "purpose_ref": PURPOSE}),
             (ids * count)[:count],
         )
-    return {"search": summary(search_ms), "get": summary(get_ms)}
+    return {
+        "search_first_pass": summary(first_ms),
+        "search": summary(search_ms),
+        "get": summary(get_ms),
+    }
 
 
 def fsync_rate(directory: Path, seconds: float = 1.5) -> float:
