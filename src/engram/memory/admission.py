@@ -23,6 +23,7 @@ from engram.errors import NotFound, PolicyStale
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
 from engram.memory.idempotency import intent_digest, remember, replay
+from engram.memory.journal import transaction_receipt_digest
 from engram.memory.lifecycle import check_candidate
 from engram.memory.ports import MemoryTransaction, RecordRow
 from engram.memory.records import index_text
@@ -180,15 +181,8 @@ def request_admission(
         "candidate_id": candidate.candidate_id,
         "cursor": str(event.cursor),
         "decision_receipt_digest": decision_receipt,
-        "transaction_receipt_digest": digest(
-            "receipt/transaction",
-            {
-                "operation": "admission",
-                "target": candidate.candidate_id,
-                "cursor": str(event.cursor),
-                "event_digest": event.event_digest,
-                "at": format_instant(now_ms),
-            },
+        "transaction_receipt_digest": transaction_receipt_digest(
+            "admission", candidate.candidate_id, event, now_ms
         ),
     }
     if record_id is not None:

@@ -17,6 +17,7 @@ from engram.errors import InvalidSchema, Unauthorized
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
 from engram.memory.idempotency import intent_digest, remember, replay
+from engram.memory.journal import transaction_receipt_digest
 from engram.memory.ports import CandidateRow, MemoryTransaction
 from engram.memory.records import payload_digest, record_body
 from engram.memory.settings import HostPolicy
@@ -94,16 +95,7 @@ def capture(
         },
         touches_records=False,
     )
-    receipt = digest(
-        "receipt/transaction",
-        {
-            "operation": "capture",
-            "target": candidate_id,
-            "cursor": str(event.cursor),
-            "event_digest": event.event_digest,
-            "at": format_instant(now_ms),
-        },
-    )
+    receipt = transaction_receipt_digest("capture", candidate_id, event, now_ms)
     tx.add_candidate(
         CandidateRow(
             candidate_id=candidate_id,

@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from engram.canonical import digest
+from engram.memory.ports import Event
+from engram.memory.validation import format_instant
 
-__all__ = ["GENESIS", "event_digest", "first_bad_cursor"]
+__all__ = ["GENESIS", "event_digest", "first_bad_cursor", "transaction_receipt_digest"]
 
 GENESIS: Final = "sha256:" + "0" * 64
 
@@ -22,6 +24,20 @@ def event_digest(scope_id: str, cursor: int, previous: str, body: dict[str, Any]
     """The digest that chains an event to its predecessor."""
     return digest(
         "event", {"scope": scope_id, "cursor": str(cursor), "previous": previous, "body": body}
+    )
+
+
+def transaction_receipt_digest(operation: str, target: str, event: Event, now_ms: int) -> str:
+    """The receipt of a committed mutation: what it did, to what, at which event."""
+    return digest(
+        "receipt/transaction",
+        {
+            "operation": operation,
+            "target": target,
+            "cursor": str(event.cursor),
+            "event_digest": event.event_digest,
+            "at": format_instant(now_ms),
+        },
     )
 
 

@@ -19,10 +19,10 @@ from engram.errors import NotFound
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
 from engram.memory.idempotency import intent_digest, remember, replay
+from engram.memory.journal import transaction_receipt_digest
 from engram.memory.lifecycle import FORGETTABLE, check_candidate, check_record
 from engram.memory.ports import MemoryTransaction
 from engram.memory.records import index_text
-from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
 
 __all__ = ["forget", "withdraw"]
@@ -63,16 +63,7 @@ def _receipt(
         "cursor": str(event.cursor),
         "event_digest": event.event_digest,
         "authorization_receipt_digest": authorization,
-        "transaction_receipt_digest": digest(
-            "receipt/transaction",
-            {
-                "operation": operation,
-                "target": target,
-                "cursor": str(event.cursor),
-                "event_digest": event.event_digest,
-                "at": format_instant(now_ms),
-            },
-        ),
+        "transaction_receipt_digest": transaction_receipt_digest(operation, target, event, now_ms),
     }
 
 
