@@ -30,6 +30,8 @@ __all__ = [
 DIGEST_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 _SAFE: Final = 2**53 - 1
 _HIGH_KEY_CHAR: Final = "\ue000"
+#: ``json.dumps(sort_keys=True)`` without building an encoder per call.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def canonical_bytes(value: Any) -> bytes:
@@ -43,7 +45,7 @@ def canonical_bytes(value: Any) -> bytes:
     non-finite floats, lone surrogates, non-string keys).
     """
     if _plain(value):
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        text = _ENCODER.encode(value)
     else:
         parts: list[str] = []
         _encode(value, parts)

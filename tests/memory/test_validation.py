@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 
 from engram.errors import InvalidDigest, InvalidSchema, TrustedContextUnavailable
 from engram.memory.binding import Binding
+from engram.memory.schemas import INSTANT_PATTERN
 from engram.memory.settings import HostPolicy
+from engram.memory.validation import format_instant, parse_instant
 from tests.memory.conftest import (
     DIGEST,
     NOW,
@@ -1039,6 +1041,35 @@ def test_an_expires_at_not_after_capture_time_is_invalid_schema(
     memory: Memory, instant: str
 ) -> None:
     assert refused(memory, "capture", with_expires_at(instant)) == SCHEMA
+
+
+EARLIEST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00.000Z
+LATEST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+
+
+@given(st.integers(min_value=EARLIEST_MS, max_value=LATEST_MS))
+def test_instants_round_trip_and_agree_with_the_calendar(epoch_ms: int) -> None:
+    import datetime as dt
+
+    text = format_instant(epoch_ms)
+    moment = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=epoch_ms)
+    assert text == (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
+        f"{moment.minute:02d}:{moment.second:02d}.{moment.microsecond // 1000:03d}Z"
+    )
+    assert re.fullmatch(INSTANT_PATTERN, text)
+    assert parse_instant(text) == epoch_ms
+
+
+def test_instant_edges_are_exact() -> None:
+    assert format_instant(0) == "1970-01-01T00:00:00.000Z"
+    assert format_instant(-1) == "1969-12-31T23:59:59.999Z"
+    assert format_instant(EARLIEST_MS) == "0001-01-01T00:00:00.000Z"
+    assert format_instant(LATEST_MS) == "9999-12-31T23:59:59.999Z"
+    assert parse_instant("2028-02-29T23:59:59.999Z") == 1_835_481_599_999
+    assert parse_instant("0000-01-01T00:00:00.000Z") is None
+    assert parse_instant("2027-1-20T08:00:00.0000Z") is None  # 24 characters, not canonical
+    assert parse_instant("２027-01-20T08:00:00.000Z") is None  # a full-width digit
 
 
 # --- safe integers ---------------------------------------------------------------------

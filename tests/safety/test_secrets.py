@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engram.safety.rules import ANY_RULE, RULES, SHORTEST, Rule, _any_of
 from engram.safety.secrets import (
     KINDS,
     Finding,
@@ -428,3 +429,24 @@ def test_skipping_short_text_loses_no_span(text: str) -> None:
             and text[span[0] : span[1]] not in PUBLISHED_EXAMPLES
         ]
         assert list(rule.spans(text)) == unskipped
+
+
+@settings(max_examples=500)
+@given(MIXED)
+def test_the_union_of_the_rules_matches_exactly_where_some_rule_matches(text: str) -> None:
+    some_rule = any(rule.pattern.search(text) for rule in RULES)
+    assert (ANY_RULE.search(text) is not None) == some_rule
+
+
+def test_the_union_matches_every_sample_secret_and_is_shorter_than_none() -> None:
+    for _, text, _ in FOUND:
+        assert ANY_RULE.search(strip_invisible(text)) is not None
+    assert SHORTEST == min(rule.shortest for rule in RULES) == 5
+
+
+def test_a_rule_with_a_back_reference_cannot_join_the_union() -> None:
+    import re
+
+    echo = Rule("echo", 1, re.compile(r"(?P<q>['\"])x+(?P=q)"), lambda match: match.span())
+    with pytest.raises(ValueError, match="rule echo uses a back-reference"):
+        _any_of((echo,))

@@ -97,7 +97,7 @@ class DefaultAdmissionPolicy:
             reasons.append("citation_unresolved")
         if not set(evidence["citation_ids"]) <= citations:
             reasons.append("evidence_unresolved")
-        if any(contains_secret(text) for text in _strings([content, evidence])):
+        if any(contains_secret(text) for text in set(_strings([content, evidence]))):
             reasons.append("secret_detected")
         if self.verifier_root is not None and not all(
             self._verified(citation) for citation in content["citations"]

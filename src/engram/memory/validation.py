@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Mapping
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 from engram.errors import InvalidDigest, InvalidSchema
 from engram.memory.schemas import (
@@ -144,21 +144,30 @@ def _utf16(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+_INSTANT: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3})Z"
+)
+_EPOCH: Final = dt.datetime(1970, 1, 1)
+_MILLISECOND: Final = dt.timedelta(milliseconds=1)
+
+
 def parse_instant(text: str) -> int | None:
     """Epoch milliseconds of a canonical instant, or ``None`` if it names no instant."""
-    if len(text) != 24 or not text.endswith("Z"):
+    match = _INSTANT.fullmatch(text)
+    if match is None:
         return None
+    *fields, milliseconds = map(int, match.groups())
     try:
-        moment = dt.datetime.strptime(text[:-1], "%Y-%m-%dT%H:%M:%S.%f")
-    except ValueError:
+        moment = dt.datetime(*fields)
+    except ValueError:  # not a calendar instant: 2024-02-30, 25:00
         return None
-    return int(moment.replace(tzinfo=dt.UTC).timestamp() * 1000 + 0.5)
+    return (moment - _EPOCH) // _MILLISECOND + milliseconds
 
 
 def format_instant(epoch_ms: int) -> str:
-    """The canonical instant for epoch milliseconds."""
-    moment = dt.datetime.fromtimestamp(epoch_ms / 1000, dt.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
+    """The canonical instant for epoch milliseconds (exact integer arithmetic)."""
+    moment = _EPOCH + dt.timedelta(milliseconds=epoch_ms)
+    return moment.isoformat(timespec="milliseconds") + "Z"
 
 
 def _cross_reference_problem(tool: str, arguments: Mapping[str, Any]) -> str | None:

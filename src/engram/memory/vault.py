@@ -7,6 +7,8 @@ Destroying the wrapped key is destroying the content.
 
 from __future__ import annotations
 
+import os
+
 from engram.crypto.keyfiles import KeyRing, load_keyring
 from engram.crypto.sealing import (
     Sealed,
@@ -28,6 +30,7 @@ class Vault:
 
     def __init__(self, keys: KeyRing) -> None:
         self.keys = keys
+        self._current_identity: tuple[int, int, int] | None = None
 
     def seal(self, tx: MemoryTransaction, owner: str, scope_id: str, plaintext: bytes) -> bytes:
         """Encrypt ``plaintext`` under a fresh key for ``owner``; store the wrapped key."""
@@ -69,12 +72,20 @@ class Vault:
 
     def _follow_rotation(self) -> None:
         # Another process may have rotated the KEK: new keys must use the new one.
+        # Rotation replaces the ``current`` file, so its identity tells whether to
+        # reread it: one stat per wrap instead of an open and a read.
+        path = self.keys.directory / "current"
         try:
-            current = (self.keys.directory / "current").read_text(encoding="ascii").strip()
+            info = os.stat(path)
+            identity = (info.st_ino, info.st_mtime_ns, info.st_size)
+            if identity == self._current_identity:
+                return
+            current = path.read_text(encoding="ascii").strip()
         except OSError:
             return
         if current != self.keys.current:
             self.keys = load_keyring(self.keys.directory)
+        self._current_identity = identity
 
     @staticmethod
     def destroy(tx: MemoryTransaction, owner: str) -> bool:

@@ -33,7 +33,7 @@ from engram.safety.guards import (
     varied,
 )
 
-__all__ = ["PUBLISHED_EXAMPLES", "RULES", "Rule"]
+__all__ = ["ANY_RULE", "PUBLISHED_EXAMPLES", "RULES", "SHORTEST", "Rule"]
 
 Locate = Callable[[re.Match[str]], tuple[int, int] | None]
 Check = Callable[[str], bool]
@@ -408,3 +408,30 @@ RULES: tuple[Rule, ...] = (
     Rule("secret_assignment", CONTEXT, _assigned(_SECRET_KEYS), _assignment(8, True)),
     Rule("high_entropy_string", FALLBACK, _RUN, _high_entropy),
 )
+
+
+_NAMED_GROUP = re.compile(r"[(][?]P<[A-Za-z_][A-Za-z0-9_]*>")
+
+
+def _any_of(rules: tuple[Rule, ...]) -> re.Pattern[str]:
+    """One pattern that matches wherever the pattern of some rule matches.
+
+    An alternation tries every alternative at every position against the same whole
+    text, so it finds a match exactly when one of its alternatives does: a text it does
+    not match holds no secret, and one regex search (in C) replaces a scan per rule.
+    Named groups become plain groups (names would clash); flags become scoped flags.
+    """
+    alternatives = []
+    for rule in rules:
+        source = rule.pattern.pattern
+        if "(?P=" in source or re.search(r"\\[1-9]", source):
+            raise ValueError(f"rule {rule.kind} uses a back-reference")
+        scoped = "i" if rule.pattern.flags & re.IGNORECASE else ""
+        alternatives.append(f"(?{scoped}:{_NAMED_GROUP.sub('(?:', source)})")
+    return re.compile("|".join(alternatives))
+
+
+#: Matches a text exactly when some rule's pattern does (the detector's prefilter).
+ANY_RULE: re.Pattern[str] = _any_of(RULES)
+#: The fewest characters any rule's match spans.
+SHORTEST: int = min(rule.shortest for rule in RULES)
