@@ -196,9 +196,9 @@ def parse_instant(text: str) -> int | None:
     match = _INSTANT.fullmatch(text)
     if match is None:
         return None
-    *fields, milliseconds = map(int, match.groups())
+    year, month, day, hour, minute, second, milliseconds = map(int, match.groups())
     try:
-        moment = dt.datetime(*fields)
+        moment = dt.datetime(year, month, day, hour, minute, second)
     except ValueError:  # not a calendar instant: 2024-02-30, 25:00
         return None
     return (moment - _EPOCH) // _MILLISECOND + milliseconds
