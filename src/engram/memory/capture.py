@@ -19,7 +19,7 @@ from engram.memory.gate import Gate, Operation
 from engram.memory.idempotency import intent_digest, remember, replay
 from engram.memory.journal import transaction_receipt_digest
 from engram.memory.ports import CandidateRow, MemoryTransaction
-from engram.memory.records import payload_digest, record_body
+from engram.memory.records import record_body
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, parse_instant
 from engram.memory.vault import Vault
@@ -102,7 +102,7 @@ def capture(
             scope_id=scope_id,
             principal=binding.principal,
             state="pending",
-            payload_digest=payload_digest(payload),
+            payload_digest=body["payload_digest"],
             record_digest=record_digest,
             sealed=sealed,
             captured_ms=now_ms,

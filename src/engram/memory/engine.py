@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from engram.canonical import digest
+from engram.canonical import canonical_bytes, digest, digest_bytes
 from engram.crypto.keyfiles import KeyRing
 from engram.errors import (
     AuthorizationRevoked,
@@ -138,7 +138,8 @@ class MemoryEngine:
             self._audit(tool, binding, arguments, "ok", audit_id, value)
             return value
         gated = tool in _ALWAYS_GATED or tool in self.policy.confirm_tools
-        intent = intent_digest(tool, arguments)
+        canonical = canonical_bytes(arguments)  # valid arguments are always encodable
+        intent = intent_digest(tool, arguments, canonical)
         approval = self._ask(tool, arguments, binding, confirm, intent) if gated else None
         with self.store.write() as tx:
             # Checked inside the mutation's own transaction: a revocation that commits
@@ -147,7 +148,7 @@ class MemoryEngine:
             gate = _ConsumingGate(tx, binding, approval, self.clock) if gated else None
             value = self._mutate(tool, tx, binding, arguments, gate, intent)
             self._check_window(approval or (gate.consumed if gate else None))
-            tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value))
+            tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value, canonical))
         return self._with_purge_status(tool, binding, arguments, value)
 
     @staticmethod
@@ -312,8 +313,13 @@ class MemoryEngine:
         outcome: str,
         audit_id: str,
         value: Mapping[str, Any] | None,
+        canonical: bytes | None = None,
     ) -> AuditEntry:
-        digests = {"arguments": _safe_digest("arguments", arguments)}
+        """The audit entry; ``canonical`` is the arguments' JCS bytes when known."""
+        if canonical is not None:
+            digests = {"arguments": digest_bytes("arguments", canonical)}
+        else:
+            digests = {"arguments": _safe_digest("arguments", arguments)}
         if value is not None:
             digests["value"] = _safe_digest("value", value)
         return AuditEntry(

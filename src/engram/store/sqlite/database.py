@@ -28,6 +28,10 @@ _MIGRATIONS: dict[str, list[tuple[int, Migration]]] = {}
 BUSY_TIMEOUT_MS: Final = 15_000
 CHECKPOINT_WAIT_MS: Final = 250
 CACHE_KIB: Final = 32 * 1024
+#: The most writers one group commit serves, so that readers wait a bounded time.
+MAX_GROUP: Final = 64
+#: How often a writer waiting on its group's commit checks that a writer is left.
+HANDOFF_CHECK_S: Final = 0.05
 
 
 def migration(schema: str, version: int) -> Callable[[Migration], Migration]:
@@ -60,6 +64,9 @@ class Database:
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open store {path.name}") from exc
         self._lock = threading.RLock()
+        self._group: _Group | None = None  # the open group transaction, under _lock
+        self._counting = threading.Lock()
+        self._arrivals = 0  # durable writers waiting for _lock, under _counting
 
     def _configure(self, durability: Durability) -> None:
         run = self._connection.execute
@@ -102,18 +109,25 @@ class Database:
         ``MUTATION_OUTCOME_UNKNOWN`` (it may have committed). ``durable=False``
         commits without waiting for the disk (for audit entries of reads: they
         survive a process crash, not a power loss).
-        """
-        with self._lock:
-            connection = self._connection
-            if not durable:
-                connection.execute("PRAGMA synchronous = NORMAL")
-            try:
-                yield from self._immediate(connection)
-            finally:
-                if not durable:
-                    connection.execute(f"PRAGMA synchronous = {self._synchronous}")
 
-    def _immediate(self, connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        Durable writers of this process that arrive while one is writing share its
+        transaction and its commit (group commit, see :class:`_Group`): each returns
+        only once the shared commit is on disk, so one fsync serves them all.
+        """
+        if not durable:
+            with self._idle():
+                connection = self._connection
+                connection.execute("PRAGMA synchronous = NORMAL")
+                try:
+                    yield from self._alone(connection)
+                finally:
+                    connection.execute(f"PRAGMA synchronous = {self._synchronous}")
+            return
+        with self._arriving():
+            self._lock.acquire()
+        yield from self._member()
+
+    def _alone(self, connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         try:
             connection.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -132,10 +146,112 @@ class Database:
             _rollback_quietly(connection)
             raise MutationOutcomeUnknown("commit failed") from exc
 
+    def _member(self) -> Iterator[sqlite3.Connection]:
+        """One durable writer's part of a group; entered holding ``_lock``, gives it up."""
+        connection, group = self._connection, self._group
+        if group is None:
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                self._lock.release()
+                raise StoreUnavailable("store busy") from exc
+            group = self._group = _Group()
+        group.members += 1
+        group.writer = threading.get_ident()
+        try:
+            connection.execute("SAVEPOINT member")
+            yield connection
+            connection.execute("RELEASE member")
+        except sqlite3.Error as exc:
+            _undo_member(connection)
+            self._settle(connection, group)
+            raise StoreUnavailable("store write failed") from exc
+        except BaseException:
+            _undo_member(connection)
+            self._settle(connection, group)
+            raise
+        group.kept += 1
+        if self._settle(connection, group):
+            self._await(group)
+        if group.failure is not None:
+            raise group.failure()
+
+    def _settle(self, connection: sqlite3.Connection, group: _Group) -> bool:
+        """Hand the open transaction on to a waiting writer (``True``) or finish it."""
+        group.writer = None
+        if (
+            group.kept
+            and connection.in_transaction
+            and self._arrivals
+            and group.members < MAX_GROUP
+        ):
+            self._lock.release()  # the next writer goes on in this transaction
+            return True
+        self._finish(connection, group)
+        return False
+
+    def _finish(self, connection: sqlite3.Connection, group: _Group) -> None:
+        """Commit the group (or roll back a group with nothing kept); release ``_lock``."""
+        try:
+            if not group.kept:
+                _rollback_quietly(connection)
+            elif not connection.in_transaction:
+                # SQLite rolled the transaction back on an error: nothing was committed.
+                group.failure = lambda: StoreUnavailable("store write failed")
+            else:
+                try:
+                    connection.execute("COMMIT")
+                except sqlite3.Error:
+                    _rollback_quietly(connection)
+                    group.failure = lambda: MutationOutcomeUnknown("commit failed")
+        finally:
+            self._group = None
+            group.done.set()
+            self._lock.release()
+
+    def _await(self, group: _Group) -> None:
+        """Wait for the group's commit; finish it if no writer is left to."""
+        while not group.done.wait(HANDOFF_CHECK_S):
+            # The writer counted as arriving never came (it was interrupted): with the
+            # lock free and the group still open, its last member commits it.
+            if self._lock.acquire(blocking=False):
+                if self._group is group:
+                    self._finish(self._connection, group)
+                else:
+                    self._lock.release()
+
+    @contextmanager
+    def _arriving(self) -> Iterator[None]:
+        with self._counting:
+            self._arrivals += 1
+        try:
+            yield
+        finally:
+            with self._counting:
+                self._arrivals -= 1
+
+    @contextmanager
+    def _idle(self) -> Iterator[None]:
+        """Hold ``_lock`` while no group transaction is open (readers, maintenance)."""
+        while True:
+            self._lock.acquire()
+            group = self._group
+            if group is None:
+                break
+            self._lock.release()
+            if group.writer == threading.get_ident():
+                # Inside its own write transaction: waiting for it would never end.
+                raise StoreUnavailable("the store is in a write transaction")
+            group.done.wait()
+        try:
+            yield
+        finally:
+            self._lock.release()
+
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: one consistent snapshot of the file."""
-        with self._lock:
+        with self._idle():
             connection = self._connection
             try:
                 connection.execute("BEGIN")
@@ -154,7 +270,7 @@ class Database:
         Waits at most :data:`CHECKPOINT_WAIT_MS` for readers of old snapshots: the
         caller reports "pending" and retries later rather than stalling a request.
         """
-        with self._lock:
+        with self._idle():
             run = self._connection.execute
             run(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
             try:
@@ -164,8 +280,38 @@ class Database:
             return int(busy) == 0
 
     def close(self) -> None:
-        with self._lock:
+        with self._idle():
             self._connection.close()
+
+
+class _Group:
+    """Durable writers sharing one transaction and its commit (group commit).
+
+    A writer that finishes while another durable writer of the process is waiting
+    for the store leaves the transaction open for it instead of committing; the last
+    one commits for all (at most :data:`MAX_GROUP` writers). Each writer's work is a
+    savepoint: a writer that fails undoes its own work only. Every writer of the group
+    returns only after the commit, and each learns its outcome: nothing committed
+    (``STORE_UNAVAILABLE``), or the commit failed (``MUTATION_OUTCOME_UNKNOWN``).
+    Readers never enter an open group: they wait for its commit.
+    """
+
+    __slots__ = ("done", "failure", "kept", "members", "writer")
+
+    def __init__(self) -> None:
+        self.writer: int | None = None  # the thread writing in it now
+        self.members = 0
+        self.kept = 0
+        self.done = threading.Event()
+        self.failure: Callable[[], Exception] | None = None
+
+
+def _undo_member(connection: sqlite3.Connection) -> None:
+    try:
+        connection.execute("ROLLBACK TO member")
+        connection.execute("RELEASE member")
+    except sqlite3.Error:
+        return  # no savepoint (it failed to start) or no transaction left
 
 
 def _rollback_quietly(connection: sqlite3.Connection) -> None:
