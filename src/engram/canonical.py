@@ -73,7 +73,7 @@ def _plain(value: Any) -> bool:
             continue
         if kind is dict:
             for key in node:
-                if type(key) is not str or (key and max(key) >= _HIGH_KEY_CHAR):
+                if type(key) is not str or (not key.isascii() and max(key) >= _HIGH_KEY_CHAR):
                     return False
             stack.extend(node.values())
         elif kind is list or kind is tuple:

@@ -400,8 +400,9 @@ class _Transaction(_Reader, GovernanceWrites):
         )
 
     def delete_data_key(self, owner: str) -> bool:
+        # The row is gone once the statement ran (secure_delete overwrites its bytes).
         self.db.execute("DELETE FROM data_keys WHERE owner = ?", (owner,))
-        return self.data_key(owner) is None
+        return True
 
     def index(self, scope_id: str, record_id: str, text: str) -> None:
         table = _fts(scope_id)
@@ -446,12 +447,12 @@ class _Transaction(_Reader, GovernanceWrites):
             "INSERT INTO journal VALUES (?, ?, ?, ?, ?)",
             (scope_id, cursor, digest, head.event_digest, json.dumps(body, sort_keys=True)),
         )
-        version = cursor if touches_records else self.records_version(scope_id)
+        # An event that leaves the records alone keeps the scope's records version.
         self.db.execute(
             "INSERT INTO scope_state VALUES (?, ?, ?, ?) ON CONFLICT (scope_id) DO UPDATE"
-            " SET head_cursor = excluded.head_cursor, head_digest = excluded.head_digest,"
-            " records_version = excluded.records_version",
-            (scope_id, cursor, digest, version),
+            " SET head_cursor = excluded.head_cursor, head_digest = excluded.head_digest"
+            + (", records_version = excluded.records_version" if touches_records else ""),
+            (scope_id, cursor, digest, cursor if touches_records else 0),
         )
         return Event(cursor, digest)
 
