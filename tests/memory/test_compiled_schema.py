@@ -18,9 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engram.errors import InvalidSchema
 from engram.memory.compiled_schema import compile_schema
 from engram.memory.schemas import INPUT_SCHEMAS
-from engram.memory.validation import _accepts, _validator
+from engram.memory.validation import _accepts, _validator, validate_arguments
 
 from .test_validation import FULL, MINIMAL
 
@@ -184,3 +185,18 @@ def test_a_keyword_it_cannot_translate_stops_the_build(keyword: str) -> None:
 def test_additional_properties_other_than_false_stops_the_build() -> None:
     with pytest.raises(ValueError, match="cannot translate 'additionalProperties'"):
         compile_schema({"type": "object", "additionalProperties": {"type": "string"}}, {})
+
+
+@pytest.mark.parametrize("depth", [300, 900])
+def test_deep_nesting_is_refused_by_the_reference_never_raised(depth: int) -> None:
+    nested: Any = "cit1"
+    for _ in range(depth):
+        nested = [nested]
+    arguments = MINIMAL["capture"]()
+    arguments["evidence"]["citation_ids"] = [nested, "cit1"]
+    assert (_accepts("capture", arguments), reference_accepts("capture", arguments)) == (
+        False,
+        False,
+    )
+    with pytest.raises(InvalidSchema):
+        validate_arguments("capture", arguments)

@@ -223,7 +223,8 @@ class _Connection:
 
 def _wrap(memory: Memory, monkeypatch: pytest.MonkeyPatch, hook: Hook) -> None:
     database = memory.engine.store.database  # type: ignore[attr-defined]
-    monkeypatch.setattr(database, "_connection", _Connection(database._connection, hook))
+    for name in ("_connection", "_reader"):  # writes, snapshots
+        monkeypatch.setattr(database, name, _Connection(getattr(database, name), hook))
 
 
 def _fail_once(

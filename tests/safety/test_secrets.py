@@ -450,3 +450,11 @@ def test_a_rule_with_a_back_reference_cannot_join_the_union() -> None:
     echo = Rule("echo", 1, re.compile(r"(?P<q>['\"])x+(?P=q)"), lambda match: match.span())
     with pytest.raises(ValueError, match="rule echo uses a back-reference"):
         _any_of((echo,))
+
+
+def test_a_rule_with_a_flag_the_union_cannot_scope_cannot_join_it() -> None:
+    import re
+
+    lines = Rule("lines", 1, re.compile(r"^key$", re.MULTILINE), lambda match: match.span())
+    with pytest.raises(ValueError, match="rule lines uses a flag the union does not carry"):
+        _any_of((lines,))

@@ -164,38 +164,129 @@ def test_a_failed_shared_commit_is_outcome_unknown_for_every_writer(db: Database
     assert committed(db) == ["z"]
 
 
-def test_a_reader_waits_for_an_open_group_and_sees_it_whole(db: Database) -> None:
+def test_a_reader_never_waits_for_an_open_group_and_sees_only_what_is_committed(
+    db: Database,
+) -> None:
+    with db.transaction() as connection:
+        connection.execute("INSERT INTO parent VALUES ('before')")
     first_release, second_release = threading.Event(), threading.Event()
     first = Writer(db, held(insert("parent", "a"), first_release))
     second = Writer(db, held(insert("parent", "b"), second_release))
-    seen: list[list[str]] = []
-
-    def read() -> None:
-        with db.snapshot() as connection:
-            seen.append([row[0] for row in connection.execute("SELECT id FROM parent")])
-
-    reader = threading.Thread(target=read, daemon=True)
     first.start()
     wait_until(lambda: db._group is not None)
     second.start()
     wait_until(lambda: db._arrivals == 1)
     first_release.set()
     wait_until(lambda: db._group is not None and db._group.members == 2)
-    reader.start()
-    time.sleep(0.2)
-    assert seen == []  # the group is still open: the reader has not read
+
+    def read() -> list[str]:
+        with db.snapshot() as connection:
+            return [row[0] for row in connection.execute("SELECT id FROM parent ORDER BY id")]
+
+    assert read() == ["before"]  # at once, while the group is open
     second_release.set()
-    for thread in (first, second, reader):
+    for thread in (first, second):
         thread.join(10)
-    assert seen == [["a", "b"]]
+    assert read() == ["a", "b", "before"]
 
 
-def test_a_read_inside_the_readers_own_write_transaction_is_refused_not_deadlocked(
+def test_a_snapshot_cannot_write(db: Database) -> None:
+    with pytest.raises(StoreUnavailable, match="store read failed"), db.snapshot() as connection:
+        connection.execute("INSERT INTO parent VALUES ('x')")
+    assert committed(db) == []
+
+
+def test_a_durable_transaction_nested_in_a_write_is_refused_and_the_outer_one_is_whole(
     db: Database,
 ) -> None:
-    refused = pytest.raises(StoreUnavailable, match="in a write transaction")
-    with db.transaction(), refused, db.snapshot():
-        pytest.fail("a snapshot opened inside its own write transaction")
+    with db.transaction() as connection:
+        connection.execute("INSERT INTO parent VALUES ('outer')")
+        with pytest.raises(StoreUnavailable, match="in a write transaction"), db.transaction():
+            pytest.fail("a nested transaction was opened")
+        connection.execute("INSERT INTO parent VALUES ('outer-2')")
+    assert committed(db) == ["outer", "outer-2"]
+
+
+def test_a_body_that_ends_the_transaction_itself_is_outcome_unknown(db: Database) -> None:
+    def commits_itself() -> None:
+        with db.transaction() as connection:
+            connection.execute("INSERT INTO parent VALUES ('a')")
+            connection.execute("COMMIT")
+
+    with pytest.raises(MutationOutcomeUnknown):
+        commits_itself()
+    assert committed(db) == ["a"]  # it did commit: "unknown" was the honest answer
+    with db.transaction() as connection:
+        connection.execute("INSERT INTO parent VALUES ('b')")
+    assert committed(db) == ["a", "b"]
+
+
+def test_a_lone_non_durable_writer_commits_with_normal_and_restores_full(db: Database) -> None:
+    levels: list[int] = []
+    real = db._connection
+
+    def level(statement: str) -> None:
+        if statement == "COMMIT":
+            levels.append(real.execute("PRAGMA synchronous").fetchone()[0])
+
+    with db.transaction(durable=False) as connection:
+        connection.execute("INSERT INTO parent VALUES ('a')")
+        real.set_trace_callback(level)
+    real.set_trace_callback(None)
+    assert levels == [1]
+    assert real.execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert committed(db) == ["a"]
+
+
+def test_a_non_durable_writer_arriving_at_a_durable_group_commits_with_it(db: Database) -> None:
+    release = threading.Event()
+    statements = count_commits(db)
+    first = Writer(db, held(insert("parent", "a"), release))
+
+    class Light(Writer):
+        def run(self) -> None:
+            with self.db.transaction(durable=False) as connection:
+                self.body(connection)
+            self.seen_on_return = committed(self.db)
+
+    others = [Light(db, insert("parent", "b"))]
+    group_of(db, first, others, release)
+    assert statements.count("COMMIT") == 1
+    assert "PRAGMA synchronous = NORMAL" not in statements
+    assert others[0].seen_on_return == ["a", "b"]
+
+
+def test_a_checkpoint_waits_for_an_open_group_which_is_not_handed_on_meanwhile(
+    db: Database,
+) -> None:
+    release = threading.Event()
+    statements = count_commits(db)
+    first = Writer(db, held(insert("parent", "a"), release))
+    first.start()
+    wait_until(lambda: db._group is not None)
+    done: list[bool] = []
+    checkpointer = threading.Thread(target=lambda: done.append(db.checkpoint()), daemon=True)
+    checkpointer.start()
+    wait_until(lambda: db._quiescing == 1)
+    second = Writer(db, insert("parent", "b"))
+    second.start()
+    wait_until(lambda: db._arrivals == 1)
+    release.set()
+    for thread in (first, second, checkpointer):
+        thread.join(10)
+    assert done == [True]
+    assert statements.count("COMMIT") == 2  # "a" was not handed on to "b"
+    assert committed(db) == ["a", "b"]
+
+
+def test_a_snapshot_inside_a_write_transaction_sees_only_what_is_committed(
+    db: Database,
+) -> None:
+    with db.transaction() as connection:
+        connection.execute("INSERT INTO parent VALUES ('a')")
+        with db.snapshot() as reader:
+            assert reader.execute("SELECT count(*) FROM parent").fetchone()[0] == 0
+    assert committed(db) == ["a"]
 
 
 def test_a_writer_counted_as_arriving_that_never_comes_does_not_strand_the_group(

@@ -108,9 +108,9 @@ def _accepts(tool: str, arguments: Mapping[str, Any]) -> bool:
 
     try:
         _compiled(tool)(arguments)
-    except (JsonSchemaException, TypeError):
-        # TypeError: its uniqueItems cannot hash a list inside a tuple; the reference
-        # decides such calls.
+    except (JsonSchemaException, TypeError, RecursionError):
+        # Its uniqueItems cannot hash a list inside a tuple, and recurses two frames per
+        # level of nesting: the reference decides such calls.
         return False
     return True
 

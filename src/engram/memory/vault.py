@@ -30,7 +30,7 @@ class Vault:
 
     def __init__(self, keys: KeyRing) -> None:
         self.keys = keys
-        self._current_identity: tuple[int, int, int] | None = None
+        self._current_identity: tuple[int, ...] | None = None
 
     def seal(self, tx: MemoryTransaction, owner: str, scope_id: str, plaintext: bytes) -> bytes:
         """Encrypt ``plaintext`` under a fresh key for ``owner``; store the wrapped key."""
@@ -77,7 +77,7 @@ class Vault:
         path = self.keys.directory / "current"
         try:
             info = os.stat(path)
-            identity = (info.st_ino, info.st_mtime_ns, info.st_size)
+            identity = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size)
             if identity == self._current_identity:
                 return
             current = path.read_text(encoding="ascii").strip()

@@ -424,8 +424,10 @@ def _any_of(rules: tuple[Rule, ...]) -> re.Pattern[str]:
     alternatives = []
     for rule in rules:
         source = rule.pattern.pattern
-        if "(?P=" in source or re.search(r"\\[1-9]", source):
+        if "(?P=" in source or "(?(" in source or re.search(r"\\[1-9]", source):
             raise ValueError(f"rule {rule.kind} uses a back-reference")
+        if rule.pattern.flags & ~(re.IGNORECASE | re.UNICODE):
+            raise ValueError(f"rule {rule.kind} uses a flag the union does not carry")
         scoped = "i" if rule.pattern.flags & re.IGNORECASE else ""
         alternatives.append(f"(?{scoped}:{_NAMED_GROUP.sub('(?:', source)})")
     return re.compile("|".join(alternatives))

@@ -54,19 +54,21 @@ class Database:
         self.path = path
         self._synchronous = "FULL" if durability == "full" else "NORMAL"
         try:
-            self._connection = sqlite3.connect(
-                path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            self._connection = _connect(path)
             self._configure(durability)
+            # Snapshots read through a connection of their own: in WAL mode a reader sees
+            # only committed transactions and never waits for the writer.
+            self._reader = _connect(path)
+            self._reader.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            self._reader.execute("PRAGMA query_only = ON")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open store {path.name}") from exc
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the writer connection
+        self._read_lock = threading.Lock()  # the reader connection
         self._group: _Group | None = None  # the open group transaction, under _lock
         self._counting = threading.Lock()
-        self._arrivals = 0  # durable writers waiting for _lock, under _counting
+        self._arrivals = 0  # writers waiting for _lock, under _counting
+        self._quiescing = 0  # maintenance waiting for no group, under _counting
 
     def _configure(self, durability: Durability) -> None:
         run = self._connection.execute
@@ -114,53 +116,28 @@ class Database:
         transaction and its commit (group commit, see :class:`_Group`): each returns
         only once the shared commit is on disk, so one fsync serves them all.
         """
-        if not durable:
-            with self._idle():
-                connection = self._connection
-                connection.execute("PRAGMA synchronous = NORMAL")
-                try:
-                    yield from self._alone(connection)
-                finally:
-                    connection.execute(f"PRAGMA synchronous = {self._synchronous}")
-            return
         with self._arriving():
             self._lock.acquire()
-        yield from self._member()
+        group = self._group
+        if group is not None and group.writer == threading.get_ident():
+            self._lock.release()
+            raise StoreUnavailable("the store is in a write transaction")
+        yield from self._member(durable)
 
-    def _alone(self, connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise StoreUnavailable("store busy") from exc
-        try:
-            yield connection
-        except sqlite3.Error as exc:
-            _rollback_quietly(connection)
-            raise StoreUnavailable("store write failed") from exc
-        except BaseException:
-            _rollback_quietly(connection)
-            raise
-        try:
-            connection.execute("COMMIT")
-        except sqlite3.Error as exc:
-            _rollback_quietly(connection)
-            raise MutationOutcomeUnknown("commit failed") from exc
-
-    def _member(self) -> Iterator[sqlite3.Connection]:
-        """One durable writer's part of a group; entered holding ``_lock``, gives it up."""
+    def _member(self, durable: bool) -> Iterator[sqlite3.Connection]:
+        """One writer's part of a group; entered holding ``_lock``, gives it up."""
         connection, group = self._connection, self._group
         if group is None:
-            try:
-                connection.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                self._lock.release()
-                raise StoreUnavailable("store busy") from exc
-            group = self._group = _Group()
+            group = self._begin(connection, durable)
         group.members += 1
         group.writer = threading.get_ident()
         try:
             connection.execute("SAVEPOINT member")
             yield connection
+            if not connection.in_transaction:
+                # The body ended the transaction (or SQLite rolled it back and the body
+                # went on): what it wrote since may have committed on its own.
+                raise MutationOutcomeUnknown("the transaction ended early")
             connection.execute("RELEASE member")
         except sqlite3.Error as exc:
             _undo_member(connection)
@@ -176,13 +153,35 @@ class Database:
         if group.failure is not None:
             raise group.failure()
 
+    def _begin(self, connection: sqlite3.Connection, durable: bool) -> _Group:
+        """Open a group transaction (``_lock`` held; released if it cannot start)."""
+        try:
+            if not durable:
+                connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            self._restore(connection, durable)
+            self._lock.release()
+            raise StoreUnavailable("store busy") from exc
+        group = self._group = _Group(durable)
+        return group
+
+    def _restore(self, connection: sqlite3.Connection, durable: bool) -> None:
+        if not durable:
+            try:
+                connection.execute(f"PRAGMA synchronous = {self._synchronous}")
+            except sqlite3.Error:
+                return  # the connection is unusable; the next transaction fails cleanly
+
     def _settle(self, connection: sqlite3.Connection, group: _Group) -> bool:
         """Hand the open transaction on to a waiting writer (``True``) or finish it."""
         group.writer = None
         if (
             group.kept
+            and group.durable  # a NORMAL commit must not carry a durable writer's work
             and connection.in_transaction
             and self._arrivals
+            and not self._quiescing
             and group.members < MAX_GROUP
         ):
             self._lock.release()  # the next writer goes on in this transaction
@@ -205,6 +204,7 @@ class Database:
                     _rollback_quietly(connection)
                     group.failure = lambda: MutationOutcomeUnknown("commit failed")
         finally:
+            self._restore(connection, group.durable)
             self._group = None
             group.done.set()
             self._lock.release()
@@ -232,17 +232,27 @@ class Database:
 
     @contextmanager
     def _idle(self) -> Iterator[None]:
-        """Hold ``_lock`` while no group transaction is open (readers, maintenance)."""
-        while True:
-            self._lock.acquire()
-            group = self._group
-            if group is None:
-                break
-            self._lock.release()
-            if group.writer == threading.get_ident():
-                # Inside its own write transaction: waiting for it would never end.
-                raise StoreUnavailable("the store is in a write transaction")
-            group.done.wait()
+        """Hold ``_lock`` while no group transaction is open (checkpoint, close).
+
+        While it waits, groups are not handed on, so an open one ends at its current
+        writer.
+        """
+        with self._counting:
+            self._quiescing += 1
+        try:
+            while True:
+                self._lock.acquire()
+                group = self._group
+                if group is None:
+                    break
+                self._lock.release()
+                if group.writer == threading.get_ident():
+                    # Inside its own write transaction: waiting for it would never end.
+                    raise StoreUnavailable("the store is in a write transaction")
+                group.done.wait()
+        finally:
+            with self._counting:
+                self._quiescing -= 1
         try:
             yield
         finally:
@@ -250,9 +260,9 @@ class Database:
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: one consistent snapshot of the file."""
-        with self._idle():
-            connection = self._connection
+        """A read transaction: one consistent snapshot of what is committed."""
+        with self._read_lock:
+            connection = self._reader
             try:
                 connection.execute("BEGIN")
             except sqlite3.Error as exc:
@@ -280,7 +290,8 @@ class Database:
             return int(busy) == 0
 
     def close(self) -> None:
-        with self._idle():
+        with self._idle(), self._read_lock:
+            self._reader.close()
             self._connection.close()
 
 
@@ -296,14 +307,21 @@ class _Group:
     Readers never enter an open group: they wait for its commit.
     """
 
-    __slots__ = ("done", "failure", "kept", "members", "writer")
+    __slots__ = ("done", "durable", "failure", "kept", "members", "writer")
 
-    def __init__(self) -> None:
+    def __init__(self, durable: bool) -> None:
+        self.durable = durable  # False: a lone NORMAL commit, never handed on
         self.writer: int | None = None  # the thread writing in it now
         self.members = 0
         self.kept = 0
         self.done = threading.Event()
         self.failure: Callable[[], Exception] | None = None
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
 
 
 def _undo_member(connection: sqlite3.Connection) -> None:
