@@ -8,13 +8,12 @@ with an explicit :class:`~engram.memory.binding.Binding`.
 
 from __future__ import annotations
 
-import base64
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engram.crypto.ids import random_id
 from engram.crypto.keyfiles import load_keyring
 from engram.host.profile import HostProfile, load_profile
 from engram.memory.admission import AdmissionPolicy
@@ -27,7 +26,7 @@ __all__ = ["HostMemory", "new_session_id", "open_engine", "open_memory"]
 
 
 def new_session_id() -> str:
-    return "ses_" + base64.b32encode(os.urandom(10)).decode("ascii").lower()
+    return random_id("ses_", 16)
 
 
 def open_engine(

@@ -8,11 +8,10 @@ key; nothing of it is stored, logged or returned in the clear.
 
 from __future__ import annotations
 
-import base64
-import os
 from typing import Any
 
 from engram.canonical import canonical_bytes, digest, digest_bytes
+from engram.crypto.ids import random_id
 from engram.errors import InvalidSchema, Unauthorized
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
@@ -28,7 +27,7 @@ __all__ = ["capture", "new_candidate_id", "resolve_retention"]
 
 
 def new_candidate_id() -> str:
-    return "cand_" + base64.b32encode(os.urandom(20)).decode("ascii").lower()
+    return random_id("cand_", 32)
 
 
 def resolve_retention(payload: dict[str, Any], policy: HostPolicy, now_ms: int) -> dict[str, Any]:

@@ -8,11 +8,10 @@ caller acts on ``code`` and ``retriable`` only.
 
 from __future__ import annotations
 
-import base64
-import os
 from collections.abc import Mapping
 from typing import Any
 
+from engram.crypto.ids import random_id
 from engram.errors import ContractError
 
 __all__ = ["failure", "new_audit_id", "success"]
@@ -20,7 +19,7 @@ __all__ = ["failure", "new_audit_id", "success"]
 
 def new_audit_id() -> str:
     """A fresh, unguessable audit id (``aud_`` + 26 base32 characters)."""
-    return "aud_" + base64.b32encode(os.urandom(16)).decode("ascii").rstrip("=").lower()
+    return random_id("aud_", 26)
 
 
 def success(value: Mapping[str, Any], audit_id: str) -> dict[str, Any]:

@@ -27,13 +27,12 @@ included). Nothing the model writes can approve: there is no argument for it.
 
 from __future__ import annotations
 
-import base64
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from engram.canonical import digest
+from engram.crypto.ids import random_id
 from engram.memory.binding import Binding
 from engram.memory.ports import ConfirmationRow, MemoryTransaction
 
@@ -142,7 +141,7 @@ class PendingConfirmation(Exception):  # control flow: answered as gate_failed
 
 
 def new_request_id() -> str:
-    return "conf_" + base64.b32encode(os.urandom(15)).decode("ascii").lower()
+    return random_id("conf_", 24)
 
 
 def consume_host_approval(

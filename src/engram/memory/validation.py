@@ -19,7 +19,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Final
 
 from engram.errors import InvalidDigest, InvalidSchema
@@ -33,13 +33,15 @@ from engram.memory.schemas import (
 
 __all__ = ["validate_arguments"]
 
+_COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 def validate_arguments(tool: str, arguments: Mapping[str, Any]) -> None:
     """Raise ``InvalidSchema`` / ``InvalidDigest`` unless ``arguments`` are valid."""
     if not isinstance(arguments, Mapping):
         raise InvalidSchema("arguments are not an object")
     try:
-        size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
+        size = len(_COMPACT.encode(arguments).encode())
     except (UnicodeError, ValueError, RecursionError) as exc:
         # Lone surrogates, integers beyond Python's digit limit, absurd nesting.
         raise InvalidSchema("arguments are not encodable JSON text") from exc
@@ -204,6 +206,7 @@ def parse_instant(text: str) -> int | None:
     return (moment - _EPOCH) // _MILLISECOND + milliseconds
 
 
+@lru_cache(maxsize=256)  # one call formats the same few instants several times
 def format_instant(epoch_ms: int) -> str:
     """The canonical instant for epoch milliseconds (exact integer arithmetic)."""
     moment = _EPOCH + dt.timedelta(milliseconds=epoch_ms)
