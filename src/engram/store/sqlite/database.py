@@ -260,19 +260,28 @@ class Database:
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: one consistent snapshot of what is committed."""
-        with self._read_lock:
-            connection = self._reader
+        """A read transaction: one consistent snapshot of what is committed.
+
+        It reads through the writer connection when that is free (its page cache is
+        warm: SQLite empties a connection's cache whenever another connection wrote),
+        else through the read-only connection, so a read never waits for a writer.
+        """
+        if self._lock.acquire(blocking=False):
             try:
-                connection.execute("BEGIN")
-            except sqlite3.Error as exc:
-                raise StoreUnavailable("store unavailable") from exc
-            try:
-                yield connection
-            except sqlite3.Error as exc:
-                raise StoreUnavailable("store read failed") from exc
+                if self._group is None:  # no transaction open on the writer connection
+                    try:
+                        self._connection.execute("PRAGMA query_only = ON")
+                    except sqlite3.Error as exc:
+                        raise StoreUnavailable("store unavailable") from exc
+                    try:
+                        yield from _read(self._connection)
+                    finally:
+                        self._connection.execute("PRAGMA query_only = OFF")
+                    return
             finally:
-                _rollback_quietly(connection)
+                self._lock.release()
+        with self._read_lock:
+            yield from _read(self._reader)
 
     def checkpoint(self) -> bool:
         """Fold the WAL into the file and truncate it; ``True`` when complete.
@@ -316,6 +325,19 @@ class _Group:
         self.kept = 0
         self.done = threading.Event()
         self.failure: Callable[[], Exception] | None = None
+
+
+def _read(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    try:
+        connection.execute("BEGIN")
+    except sqlite3.Error as exc:
+        raise StoreUnavailable("store unavailable") from exc
+    try:
+        yield connection
+    except sqlite3.Error as exc:
+        raise StoreUnavailable("store read failed") from exc
+    finally:
+        _rollback_quietly(connection)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
