@@ -190,10 +190,25 @@ def test_a_reader_never_waits_for_an_open_group_and_sees_only_what_is_committed(
     assert read() == ["a", "b", "before"]
 
 
+def test_a_snapshot_reads_through_the_free_writer_connection_and_leaves_it_writable(
+    db: Database,
+) -> None:
+    statements = count_commits(db)
+    with db.snapshot() as connection:
+        assert connection is db._connection  # warm page cache
+        assert connection.execute("PRAGMA query_only").fetchone()[0] == 1
+    assert statements[:2] == ["PRAGMA query_only = ON", "BEGIN"]
+    assert db._connection.execute("PRAGMA query_only").fetchone()[0] == 0
+    with db.transaction() as connection:
+        connection.execute("INSERT INTO parent VALUES ('a')")
+    assert committed(db) == ["a"]
+
+
 def test_a_snapshot_cannot_write(db: Database) -> None:
     with pytest.raises(StoreUnavailable, match="store read failed"), db.snapshot() as connection:
         connection.execute("INSERT INTO parent VALUES ('x')")
     assert committed(db) == []
+    assert db._reader.execute("PRAGMA query_only").fetchone()[0] == 1  # the other one, always
 
 
 def test_a_durable_transaction_nested_in_a_write_is_refused_and_the_outer_one_is_whole(
