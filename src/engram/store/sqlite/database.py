@@ -65,6 +65,7 @@ class Database:
             raise StoreUnavailable(f"cannot open store {path.name}") from exc
         self._lock = threading.RLock()  # the writer connection
         self._read_lock = threading.Lock()  # the reader connection
+        self._reading = _Reading()  # whether this thread is in a snapshot
         self._group: _Group | None = None  # the open group transaction, under _lock
         self._counting = threading.Lock()
         self._arrivals = 0  # writers waiting for _lock, under _counting
@@ -116,6 +117,8 @@ class Database:
         transaction and its commit (group commit, see :class:`_Group`): each returns
         only once the shared commit is on disk, so one fsync serves them all.
         """
+        if self._reading.active:
+            raise StoreUnavailable("the store is in a read snapshot")
         with self._arriving():
             self._lock.acquire()
         group = self._group
@@ -136,7 +139,8 @@ class Database:
             yield connection
             if not connection.in_transaction:
                 # The body ended the transaction (or SQLite rolled it back and the body
-                # went on): what it wrote since may have committed on its own.
+                # went on): what it or the group wrote may have committed.
+                group.ended_early = True
                 raise MutationOutcomeUnknown("the transaction ended early")
             connection.execute("RELEASE member")
         except sqlite3.Error as exc:
@@ -194,6 +198,8 @@ class Database:
         try:
             if not group.kept:
                 _rollback_quietly(connection)
+            elif group.ended_early:
+                group.failure = lambda: MutationOutcomeUnknown("the transaction ended early")
             elif not connection.in_transaction:
                 # SQLite rolled the transaction back on an error: nothing was committed.
                 group.failure = lambda: StoreUnavailable("store write failed")
@@ -237,6 +243,8 @@ class Database:
         While it waits, groups are not handed on, so an open one ends at its current
         writer.
         """
+        if self._reading.active:
+            raise StoreUnavailable("the store is in a read snapshot")
         with self._counting:
             self._quiescing += 1
         try:
@@ -262,26 +270,19 @@ class Database:
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: one consistent snapshot of what is committed.
 
-        It reads through the writer connection when that is free (its page cache is
-        warm: SQLite empties a connection's cache whenever another connection wrote),
-        else through the read-only connection, so a read never waits for a writer.
+        It reads through the read-only connection, so a read never waits for a writer
+        and a writer never waits for a read; snapshots of a process take turns. A
+        snapshot inside another, or a write inside a snapshot, is refused: the second
+        would wait for the first forever.
         """
-        if self._lock.acquire(blocking=False):
-            try:
-                if self._group is None:  # no transaction open on the writer connection
-                    try:
-                        self._connection.execute("PRAGMA query_only = ON")
-                    except sqlite3.Error as exc:
-                        raise StoreUnavailable("store unavailable") from exc
-                    try:
-                        yield from _read(self._connection)
-                    finally:
-                        self._connection.execute("PRAGMA query_only = OFF")
-                    return
-            finally:
-                self._lock.release()
+        if self._reading.active:
+            raise StoreUnavailable("the store is in a read snapshot")
         with self._read_lock:
-            yield from _read(self._reader)
+            self._reading.active = True
+            try:
+                yield from _read(self._reader)
+            finally:
+                self._reading.active = False
 
     def checkpoint(self) -> bool:
         """Fold the WAL into the file and truncate it; ``True`` when complete.
@@ -304,6 +305,10 @@ class Database:
             self._connection.close()
 
 
+class _Reading(threading.local):
+    active = False
+
+
 class _Group:
     """Durable writers sharing one transaction and its commit (group commit).
 
@@ -316,10 +321,11 @@ class _Group:
     Readers never enter an open group: they wait for its commit.
     """
 
-    __slots__ = ("done", "durable", "failure", "kept", "members", "writer")
+    __slots__ = ("done", "durable", "ended_early", "failure", "kept", "members", "writer")
 
     def __init__(self, durable: bool) -> None:
         self.durable = durable  # False: a lone NORMAL commit, never handed on
+        self.ended_early = False  # a writer's body ended the transaction itself
         self.writer: int | None = None  # the thread writing in it now
         self.members = 0
         self.kept = 0
