@@ -223,8 +223,7 @@ class _Connection:
 
 def _wrap(memory: Memory, monkeypatch: pytest.MonkeyPatch, hook: Hook) -> None:
     database = memory.engine.store.database  # type: ignore[attr-defined]
-    for name in ("_connection", "_reader"):  # writes, snapshots
-        monkeypatch.setattr(database, name, _Connection(getattr(database, name), hook))
+    monkeypatch.setattr(database, "_connection", _Connection(database._connection, hook))
 
 
 def _fail_once(

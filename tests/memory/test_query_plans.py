@@ -60,15 +60,12 @@ def _statements(memory: Memory) -> list[str]:
             shape = re.sub(r"'[^']*'|x'[0-9a-f]*'|\b\d+\b", "?", statement)
             seen.setdefault(shape, statement)
 
-    database = memory.engine.store.database  # type: ignore[attr-defined]
-    connections = [database._connection, database._reader]  # writes, snapshots
-    for connection in connections:
-        connection.set_trace_callback(trace)
+    connection = memory.engine.store.database._connection  # type: ignore[attr-defined]
+    connection.set_trace_callback(trace)
     try:
         _workload(memory)
     finally:
-        for connection in connections:
-            connection.set_trace_callback(None)
+        connection.set_trace_callback(None)
     return [s for s in seen.values() if re.match(r"\s*(SELECT|UPDATE|DELETE)", s)]
 
 

@@ -164,35 +164,45 @@ def test_a_failed_shared_commit_is_outcome_unknown_for_every_writer(db: Database
     assert committed(db) == ["z"]
 
 
-def test_a_reader_never_waits_for_an_open_group_and_sees_only_what_is_committed(
+def test_a_reader_waits_for_an_open_group_which_is_not_handed_on_and_sees_it_whole(
     db: Database,
 ) -> None:
-    with db.transaction() as connection:
-        connection.execute("INSERT INTO parent VALUES ('before')")
     first_release, second_release = threading.Event(), threading.Event()
+    statements = count_commits(db)
     first = Writer(db, held(insert("parent", "a"), first_release))
     second = Writer(db, held(insert("parent", "b"), second_release))
+    third = Writer(db, insert("parent", "c"))
+    seen: list[list[str]] = []
+
+    def read() -> None:
+        with db.snapshot() as connection:
+            seen.append([row[0] for row in connection.execute("SELECT id FROM parent")])
+
+    reader = threading.Thread(target=read, daemon=True)
     first.start()
     wait_until(lambda: db._group is not None)
     second.start()
     wait_until(lambda: db._arrivals == 1)
     first_release.set()
     wait_until(lambda: db._group is not None and db._group.members == 2)
-
-    def read() -> list[str]:
-        with db.snapshot() as connection:
-            return [row[0] for row in connection.execute("SELECT id FROM parent ORDER BY id")]
-
-    assert read() == ["before"]  # at once, while the group is open
+    reader.start()
+    wait_until(lambda: db._quiescing == 1)
+    third.start()
+    wait_until(lambda: db._arrivals == 1)
+    time.sleep(0.1)
+    assert seen == []  # the group is open: the reader waits
     second_release.set()
-    for thread in (first, second):
+    for thread in (first, second, third, reader):
         thread.join(10)
-    assert read() == ["a", "b", "before"]
+    assert seen[0][:2] == ["a", "b"]  # the whole group, committed
+    assert statements.count("COMMIT") == 2  # "b" did not hand the group on to "c"
+    assert committed(db) == ["a", "b", "c"]
 
 
-def test_a_snapshot_reads_through_the_read_only_connection(db: Database) -> None:
+def test_a_snapshot_is_read_only_only_while_it_lasts(db: Database) -> None:
     with db.snapshot() as connection:
-        assert connection is db._reader
+        assert connection.execute("PRAGMA query_only").fetchone()[0] == 1
+    assert db._connection.execute("PRAGMA query_only").fetchone()[0] == 0
     with db.transaction() as connection:
         connection.execute("INSERT INTO parent VALUES ('a')")
     assert committed(db) == ["a"]
@@ -218,7 +228,6 @@ def test_a_snapshot_cannot_write(db: Database) -> None:
     with pytest.raises(StoreUnavailable, match="store read failed"), db.snapshot() as connection:
         connection.execute("INSERT INTO parent VALUES ('x')")
     assert committed(db) == []
-    assert db._reader.execute("PRAGMA query_only").fetchone()[0] == 1  # the other one, always
 
 
 def test_a_durable_transaction_nested_in_a_write_is_refused_and_the_outer_one_is_whole(
@@ -304,14 +313,12 @@ def test_a_checkpoint_waits_for_an_open_group_which_is_not_handed_on_meanwhile(
     assert committed(db) == ["a", "b"]
 
 
-def test_a_snapshot_inside_a_write_transaction_sees_only_what_is_committed(
+def test_a_read_inside_the_readers_own_write_transaction_is_refused_not_deadlocked(
     db: Database,
 ) -> None:
-    with db.transaction() as connection:
-        connection.execute("INSERT INTO parent VALUES ('a')")
-        with db.snapshot() as reader:
-            assert reader.execute("SELECT count(*) FROM parent").fetchone()[0] == 0
-    assert committed(db) == ["a"]
+    refused = pytest.raises(StoreUnavailable, match="in a write transaction")
+    with db.transaction(), refused, db.snapshot():
+        pytest.fail("a snapshot opened inside its own write transaction")
 
 
 def test_a_writer_counted_as_arriving_that_never_comes_does_not_strand_the_group(

@@ -56,20 +56,14 @@ class Database:
         try:
             self._connection = _connect(path)
             self._configure(durability)
-            # Snapshots read through a connection of their own: in WAL mode a reader sees
-            # only committed transactions and never waits for the writer.
-            self._reader = _connect(path)
-            self._reader.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            self._reader.execute("PRAGMA query_only = ON")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open store {path.name}") from exc
-        self._lock = threading.RLock()  # the writer connection
-        self._read_lock = threading.Lock()  # the reader connection
+        self._lock = threading.RLock()  # the connection
         self._reading = _Reading()  # whether this thread is in a snapshot
         self._group: _Group | None = None  # the open group transaction, under _lock
         self._counting = threading.Lock()
         self._arrivals = 0  # writers waiting for _lock, under _counting
-        self._quiescing = 0  # maintenance waiting for no group, under _counting
+        self._quiescing = 0  # readers and maintenance waiting for no group, under _counting
 
     def _configure(self, durability: Durability) -> None:
         run = self._connection.execute
@@ -238,7 +232,7 @@ class Database:
 
     @contextmanager
     def _idle(self) -> Iterator[None]:
-        """Hold ``_lock`` while no group transaction is open (checkpoint, close).
+        """Hold ``_lock`` while no group transaction is open (reads, checkpoint, close).
 
         While it waits, groups are not handed on, so an open one ends at its current
         writer.
@@ -270,19 +264,24 @@ class Database:
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: one consistent snapshot of what is committed.
 
-        It reads through the read-only connection, so a read never waits for a writer
-        and a writer never waits for a read; snapshots of a process take turns. A
-        snapshot inside another, or a write inside a snapshot, is refused: the second
-        would wait for the first forever.
+        It waits for an open group, which is not handed on meanwhile, so a read waits at
+        most for the writer in the group now and for the lock. The connection's page
+        cache stays warm across reads (a second connection would find it emptied after
+        every write, and every read tool call writes its audit entry). A write, a
+        snapshot or a checkpoint inside a snapshot is refused.
         """
-        if self._reading.active:
-            raise StoreUnavailable("the store is in a read snapshot")
-        with self._read_lock:
+        with self._idle():
+            connection = self._connection
+            try:
+                connection.execute("PRAGMA query_only = ON")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable("store unavailable") from exc
             self._reading.active = True
             try:
-                yield from _read(self._reader)
+                yield from _read(connection)
             finally:
                 self._reading.active = False
+                _quietly(connection, "PRAGMA query_only = OFF")
 
     def checkpoint(self) -> bool:
         """Fold the WAL into the file and truncate it; ``True`` when complete.
@@ -300,8 +299,7 @@ class Database:
             return int(busy) == 0
 
     def close(self) -> None:
-        with self._idle(), self._read_lock:
-            self._reader.close()
+        with self._idle():
             self._connection.close()
 
 
@@ -344,6 +342,13 @@ def _read(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise StoreUnavailable("store read failed") from exc
     finally:
         _rollback_quietly(connection)
+
+
+def _quietly(connection: sqlite3.Connection, statement: str) -> None:
+    try:
+        connection.execute(statement)
+    except sqlite3.Error:
+        return  # the connection is unusable; its next use fails cleanly
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -10,7 +10,8 @@ index counts the stem. Counts are kept per process and per FTS5 table, and dropp
 as soon as the table's *structure record* (the row FTS5 rewrites on every change of
 the index, by any connection) differs from the one they were counted under: no count
 is ever stale, and a search's own audit entry, which does not touch the index, keeps
-them.
+them. Not thread-safe by itself: it is used only inside snapshots, which a store's
+``Database`` runs one at a time.
 """
 
 from __future__ import annotations
