@@ -6,6 +6,11 @@ share one file, and a page cache of up to 32 MiB. Durability is ``synchronous=FU
 by default: an acknowledged mutation survives power loss. ``NORMAL`` keeps it safe
 across process crashes only, and is an explicit host choice. Migrations are
 registered by decorator and recorded in the ``migrations`` table.
+
+A process keeps one connection per store, so its page cache stays warm (SQLite empties
+a connection's cache whenever another connection wrote). Its writers share
+transactions and commits (group commit); its reads wait for an open group and never
+see it.
 """
 
 from __future__ import annotations
@@ -107,7 +112,7 @@ class Database:
         commits without waiting for the disk (for audit entries of reads: they
         survive a process crash, not a power loss).
 
-        Durable writers of this process that arrive while one is writing share its
+        Writers of this process that arrive while a durable one is writing share its
         transaction and its commit (group commit, see :class:`_Group`): each returns
         only once the shared commit is on disk, so one fsync serves them all.
         """
