@@ -88,9 +88,9 @@ class Vault:
         self._current_identity = identity
 
     @staticmethod
-    def destroy(tx: MemoryTransaction, owner: str) -> bool:
-        """Destroy an item's key; ``True`` once no copy remains in the store."""
-        return tx.delete_data_key(owner)
+    def destroy(tx: MemoryTransaction, owner: str) -> None:
+        """Destroy an item's key (its WAL copy goes at the purge's checkpoint)."""
+        tx.delete_data_key(owner)
 
 
 def _content_aad(owner: str, scope_id: str) -> bytes:

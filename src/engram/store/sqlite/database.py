@@ -59,7 +59,12 @@ class Database:
         self.path = path
         self._synchronous = "FULL" if durability == "full" else "NORMAL"
         try:
-            self._connection = _connect(path)
+            self._connection = sqlite3.connect(
+                path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             self._configure(durability)
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open store {path.name}") from exc
@@ -163,18 +168,12 @@ class Database:
                 connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            self._restore(connection, durable)
+            if not durable:
+                _quietly(connection, f"PRAGMA synchronous = {self._synchronous}")
             self._lock.release()
             raise StoreUnavailable("store busy") from exc
         group = self._group = _Group(durable)
         return group
-
-    def _restore(self, connection: sqlite3.Connection, durable: bool) -> None:
-        if not durable:
-            try:
-                connection.execute(f"PRAGMA synchronous = {self._synchronous}")
-            except sqlite3.Error:
-                return  # the connection is unusable; the next transaction fails cleanly
 
     def _settle(self, connection: sqlite3.Connection, group: _Group) -> bool:
         """Hand the open transaction on to a waiting writer (``True``) or finish it."""
@@ -196,7 +195,7 @@ class Database:
         """Commit the group (or roll back a group with nothing kept); release ``_lock``."""
         try:
             if not group.kept:
-                _rollback_quietly(connection)
+                _quietly(connection, "ROLLBACK")
             elif group.ended_early:
                 group.failure = lambda: MutationOutcomeUnknown("the transaction ended early")
             elif not connection.in_transaction:
@@ -206,10 +205,11 @@ class Database:
                 try:
                     connection.execute("COMMIT")
                 except sqlite3.Error:
-                    _rollback_quietly(connection)
+                    _quietly(connection, "ROLLBACK")
                     group.failure = lambda: MutationOutcomeUnknown("commit failed")
         finally:
-            self._restore(connection, group.durable)
+            if not group.durable:
+                _quietly(connection, f"PRAGMA synchronous = {self._synchronous}")
             self._group = None
             group.done.set()
             self._lock.release()
@@ -346,7 +346,7 @@ def _read(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     except sqlite3.Error as exc:
         raise StoreUnavailable("store read failed") from exc
     finally:
-        _rollback_quietly(connection)
+        _quietly(connection, "ROLLBACK")
 
 
 def _quietly(connection: sqlite3.Connection, statement: str) -> None:
@@ -356,22 +356,9 @@ def _quietly(connection: sqlite3.Connection, statement: str) -> None:
         return  # the connection is unusable; its next use fails cleanly
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-    )
-
-
 def _undo_member(connection: sqlite3.Connection) -> None:
     try:
         connection.execute("ROLLBACK TO member")
         connection.execute("RELEASE member")
     except sqlite3.Error:
         return  # no savepoint (it failed to start) or no transaction left
-
-
-def _rollback_quietly(connection: sqlite3.Connection) -> None:
-    try:
-        connection.execute("ROLLBACK")
-    except sqlite3.Error:
-        return

@@ -399,10 +399,10 @@ class _Transaction(_Reader, GovernanceWrites):
             (owner, scope_id, kek_id, wrapped),
         )
 
-    def delete_data_key(self, owner: str) -> bool:
-        # The row is gone once the statement ran (secure_delete overwrites its bytes).
+    def delete_data_key(self, owner: str) -> None:
+        # secure_delete overwrites the row's bytes in the file; the WAL copy goes at the
+        # purge's checkpoint.
         self.db.execute("DELETE FROM data_keys WHERE owner = ?", (owner,))
-        return True
 
     def index(self, scope_id: str, record_id: str, text: str) -> None:
         table = _fts(scope_id)
