@@ -508,6 +508,11 @@ def main() -> None:
                 "for one agent; concurrent agents of one process share commits (group commit)"
             ),
             "median_pair_ms_full": round(1000 / rates["full_1"], 2),
+            # The target in other words: with one fsync per mutation, half the fsync-bound
+            # rate leaves each mutation as much time for its work as the fsync takes.
+            "fsync_ms": round(1000 / rate, 3),
+            "mutation_work_ms_synchronous_normal": round(500 / rates["normal_1"], 3),
+            "mutation_disk_wait_ms": round(500 / rates["full_1"] - 500 / rates["normal_1"], 3),
         },
     )
 

@@ -754,6 +754,7 @@ def test_a_store_runs_in_wal_with_secure_delete_and_the_chosen_synchronous_level
     assert _pragma(store, "foreign_keys") == 1
     assert _pragma(store, "busy_timeout") == 15_000
     assert _pragma(store, "cache_size") == -32_768  # KiB
+    assert _pragma(store, "temp_store") == 2  # MEMORY
     store.close()
 
 

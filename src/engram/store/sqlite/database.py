@@ -1,8 +1,8 @@
 """Opening a SQLite store: pragmas, migrations, and the write transaction.
 
 Every connection runs in WAL mode with ``secure_delete`` (deleted content is
-overwritten, not left in free pages), a busy timeout, so several server processes can
-share one file, and a page cache of up to 32 MiB. Durability is ``synchronous=FULL``
+overwritten, not left in free pages), temporary files in memory, a busy timeout, so
+several server processes can share one file, and a page cache of up to 32 MiB. Durability is ``synchronous=FULL``
 by default: an acknowledged mutation survives power loss. ``NORMAL`` keeps it safe
 across process crashes only, and is an explicit host choice. Migrations are
 registered by decorator and recorded in the ``migrations`` table.
@@ -82,6 +82,10 @@ class Database:
         run(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
         run("PRAGMA secure_delete = ON")
         run("PRAGMA foreign_keys = ON")
+        # Statement journals (every write's savepoint) and sort trees stay in memory:
+        # on disk each write opened, unlinked and closed a temporary file holding the
+        # pages it changed (12% of a capture+admission pair's time).
+        run("PRAGMA temp_store = MEMORY")
         # Up to 32 MiB of pages per connection, taken only as a large store needs them:
         # a search over 100,000 records otherwise rereads its index pages from the OS.
         run(f"PRAGMA cache_size = -{CACHE_KIB}")
