@@ -4,9 +4,9 @@ Every connection runs in WAL mode with ``secure_delete`` (deleted content is
 overwritten, not left in free pages), temporary files in memory, a busy timeout, so
 several server processes can share one file, and a page cache of up to 32 MiB.
 Durability is ``synchronous=FULL`` by default: an acknowledged mutation survives power
-loss. ``NORMAL`` keeps it safe
-across process crashes only, and is an explicit host choice. Migrations are
-registered by decorator and recorded in the ``migrations`` table.
+loss. ``NORMAL`` keeps it safe across process crashes only, and is an explicit host
+choice. Migrations are registered by decorator and recorded in the ``migrations``
+table.
 
 A process keeps one connection per store, so its page cache stays warm (SQLite empties
 a connection's cache whenever another connection wrote). Its writers share
