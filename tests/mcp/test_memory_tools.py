@@ -92,7 +92,9 @@ def test_a_disabled_profile_offers_no_memory_tool(
     assert _call(server, "engram_memory_capture", _capture())["error"]["code"] == -32602
 
 
-@pytest.mark.parametrize("damage", ["world-writable", "unparseable", "missing", "no-principal"])
+@pytest.mark.parametrize(
+    "damage", ["world-writable", "unparseable", "missing", "no-principal", "string-flag"]
+)
 def test_an_untrusted_profile_makes_memory_calls_fail_with_32603(
     start_server: StartServer, tmp_path: Path, damage: str
 ) -> None:
@@ -103,6 +105,10 @@ def test_an_untrusted_profile_makes_memory_calls_fail_with_32603(
         profile.write_text("[memory\nenabled = ")
     elif damage == "missing":
         profile.unlink()
+    elif damage == "string-flag":
+        profile.write_text(
+            profile.read_text().replace("allow_retain = false", 'allow_retain = "no"')
+        )
     else:
         profile.write_text(profile.read_text().replace('principal = "alice"', ""))
     server = start_server("--host-profile", str(profile))

@@ -758,6 +758,66 @@ def test_a_store_runs_in_wal_with_secure_delete_and_the_chosen_synchronous_level
     store.close()
 
 
+@pytest.mark.parametrize(
+    ("line", "replacement", "message"),
+    [
+        ("allow_retain = false", 'allow_retain = "false"', "allow_retain is not true or false"),
+        ("allow_retain = false", "allow_retain = 0", "allow_retain is not true or false"),
+        ("max_days = 30", 'max_days = "30"', "max_days is not a positive integer"),
+        ("max_days = 30", "max_days = 30.0", "max_days is not a positive integer"),
+        ("max_days = 30", "max_days = true", "max_days is not a positive integer"),
+        ("max_days = 30", "max_days = 0", "max_days is not a positive integer"),
+        (
+            "reconciliation_families = []",
+            'reconciliation_families = "fam"',
+            "reconciliation_families is not a list of names",
+        ),
+        (
+            "reconciliation_families = []",
+            'reconciliation_families = ["fam", 1]',
+            "reconciliation_families is not a list of names",
+        ),
+        (
+            "require_confirmation = []",
+            'require_confirmation = "capture"',
+            "require_confirmation is not a list of names",
+        ),
+        (
+            "require_confirmation = []",
+            'require_confirmation = ["capture", "publish"]',
+            "require_confirmation names an unknown tool",
+        ),
+        ('policy = "default"', 'policy = "default"\nverifier_root = 7', "admission.verifier_root"),
+    ],
+)
+def test_a_policy_value_of_the_wrong_type_makes_the_profile_untrusted(
+    tmp_path: Path, line: str, replacement: str, message: str
+) -> None:
+    path = _profile(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    assert line in text
+    path.write_text(text.replace(line, replacement, 1), encoding="utf-8")
+
+    with pytest.raises(errors.TrustedContextUnavailable) as raised:
+        load_profile(path)
+    assert message in str(raised.value)
+
+
+def test_the_profiles_policy_values_load_in_their_own_types(tmp_path: Path) -> None:
+    path = _profile(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("allow_retain = false", "allow_retain = true")
+    text = text.replace("reconciliation_families = []", 'reconciliation_families = ["fam:a"]')
+    text = text.replace("require_confirmation = []", 'require_confirmation = ["capture"]')
+    path.write_text(text.replace("max_days = 30", "max_days = 7"), encoding="utf-8")
+
+    policy = load_profile(path).policy
+    assert policy.allow_retain is True
+    assert policy.retention_max_days == 7
+    assert policy.reconciliation_families == frozenset({"fam:a"})
+    assert policy.confirm_tools == frozenset({"capture"})
+
+
 def test_the_profiles_durability_option_reaches_the_store(tmp_path: Path) -> None:
     path = _profile(tmp_path)
     assert load_profile(path).durability == "full"

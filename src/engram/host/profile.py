@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -66,6 +67,31 @@ def _text(table: dict[str, Any], key: str, default: str | None = None) -> str:
     return value
 
 
+def _flag(table: dict[str, Any], key: str) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise TrustedContextUnavailable(f"host profile {key} is not true or false")
+    return value
+
+
+def _count(table: dict[str, Any], key: str, default: int) -> int:
+    value = table.get(key, default)
+    if type(value) is not int or value < 1:
+        raise TrustedContextUnavailable(f"host profile {key} is not a positive integer")
+    return value
+
+
+def _names(
+    table: dict[str, Any], key: str, allowed: Collection[str] | None = None
+) -> frozenset[str]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(name, str) and name for name in value):
+        raise TrustedContextUnavailable(f"host profile {key} is not a list of names")
+    if allowed is not None and not set(value) <= set(allowed):
+        raise TrustedContextUnavailable(f"host profile {key} names an unknown tool")
+    return frozenset(value)
+
+
 def load_profile(path: Path) -> HostProfile:
     """Load and check a host profile; raises ``TrustedContextUnavailable``."""
     path = path.expanduser().resolve()
@@ -84,9 +110,7 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
     memory, binding = data.get("memory", {}), data.get("binding", {})
     grants, retention = data.get("grants", {}), data.get("retention", {})
     admission, store = data.get("admission", {}), data.get("store", {})
-    tools = grants.get("tools", [])
-    if not isinstance(tools, list) or not set(tools) <= set(MEMORY_TOOLS):
-        raise TrustedContextUnavailable("host profile grants an unknown tool")
+    tools = _names(grants, "tools", MEMORY_TOOLS)
     enabled = memory.get("enabled", False)
     if not isinstance(enabled, bool):
         raise TrustedContextUnavailable("host profile has an invalid memory.enabled")
@@ -98,6 +122,8 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
     principal = _text(binding, "principal")
     base = path.parent
     verifier = admission.get("verifier_root")
+    if verifier is not None and not isinstance(verifier, str):
+        raise TrustedContextUnavailable("host profile has an invalid admission.verifier_root")
     return HostProfile(
         path=path,
         enabled=enabled,
@@ -107,17 +133,19 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
         agent_id=_text(binding, "agent_id", principal) or principal,
         session=_text(binding, "session", ""),
         purpose=_text(binding, "purpose"),
-        grants=frozenset(tools),
+        grants=tools,
+        # Each policy value is taken only in its own type: a coerced "false" would be
+        # true, and a string of tool names a set of its letters.
         policy=HostPolicy(
-            retention_max_days=int(retention.get("max_days", DEFAULT_RETENTION_MAX_DAYS)),
-            allow_retain=bool(retention.get("allow_retain", False)),
-            reconciliation_families=frozenset(retention.get("reconciliation_families", [])),
-            confirm_tools=frozenset(admission.get("require_confirmation", [])),
+            retention_max_days=_count(retention, "max_days", DEFAULT_RETENTION_MAX_DAYS),
+            allow_retain=_flag(retention, "allow_retain"),
+            reconciliation_families=_names(retention, "reconciliation_families"),
+            confirm_tools=_names(admission, "require_confirmation", MEMORY_TOOLS),
         ),
         store=(base / _text(store, "path")).resolve(),
         keys=(base / _text(store, "keys")).resolve(),
         durability=durability,
-        verifier_root=(base / verifier).resolve() if isinstance(verifier, str) else None,
+        verifier_root=(base / verifier).resolve() if verifier is not None else None,
     )
 
 
