@@ -547,6 +547,28 @@ def test_after_revoke_every_tool_call_of_the_principal_is_authorization_revoked(
     assert _state(memory, record_id) == "accepted_current"
 
 
+@pytest.mark.parametrize("answer", [True, False])
+def test_a_revoked_principals_gated_call_never_reaches_the_dialog(
+    memory: Memory, answer: bool
+) -> None:
+    alice = binding(principal="alice")
+    record_id = memory.admit("A fact alice admitted.", "alice-fact", alice)
+    candidate = _capture(memory, "A draft alice left pending.", "alice-draft-cap-01")
+    _maintenance(memory).revoke("alice")
+    asked: list[Any] = []
+
+    def dialog(operation: Any) -> bool:
+        asked.append(operation)
+        return answer
+
+    calls = _every_call(memory, record_id, candidate)
+    for tool in ("withdraw", "forget"):
+        envelope = memory.engine.call(tool, calls[tool], alice, dialog)
+        assert envelope["error"]["code"] == "AUTHORIZATION_REVOKED", tool
+    assert asked == []
+    assert _state(memory, record_id) == "accepted_current"
+
+
 def test_revoking_one_principal_leaves_another_in_the_same_scope_working(memory: Memory) -> None:
     bob = binding(principal="bob")
     record_id = memory.admit("A fact anyone in the scope reads.", "shared-fact")

@@ -246,6 +246,7 @@ class MemoryEngine:
 
         try:
             with self.store.write() as tx:
+                self._check_revoked(tx, binding)  # a revoked principal never reaches a human
                 self._mutate(tool, tx, binding, arguments, probe, intent)
             return None  # a replay: it answers without the gate
         except NeedsApproval as needed:
