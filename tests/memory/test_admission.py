@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from engram.memory.admission import Decision
-from tests.memory.conftest import Memory, binding, capture_args
+from tests.memory.conftest import PURPOSE, Memory, binding, capture_args
 
 
 def _captured(memory: Memory, text: str = "Builds are reproducible.", key: str = "k") -> str:
@@ -91,6 +91,22 @@ def test_identical_content_already_current_is_duplicate_exact_naming_that_record
     outcome = second["output"]["value"]["outcome"]
     assert outcome["status"] == "duplicate_exact"
     assert outcome["record_id"] == first["record_id"]
+
+
+def test_identical_content_whose_record_expired_is_admitted_as_a_new_record(
+    memory: Memory,
+) -> None:
+    first = _admit(memory, _captured(memory, key="a"))["output"]["value"]["outcome"]
+    memory.clock.now += 31 * 86_400_000  # past the default 30-day ceiling; no sweep ran
+
+    second = _admit(memory, _captured(memory, key="b"), key="admission-key-0002")
+    outcome = second["output"]["value"]["outcome"]
+    assert outcome["status"] == "accepted"
+    assert outcome["record_id"] != first["record_id"]
+    get = {"record_id": outcome["record_id"], "purpose_ref": PURPOSE}
+    assert memory.value("get", get)["record"]["record_id"] == outcome["record_id"]
+    stale = {"record_id": first["record_id"], "purpose_ref": PURPOSE}
+    assert memory.call("get", stale)["error"]["code"] == "NOT_FOUND"
 
 
 class _Slow:

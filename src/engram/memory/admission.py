@@ -144,7 +144,7 @@ def request_admission(
     decision = policy.decide(body, now_ms)
     if not 0 <= now_ms - decision.decided_ms <= DECISION_MAX_AGE_MS:
         raise PolicyStale()
-    status, record_id = _status(tx, scope_id, candidate.payload_digest, decision)
+    status, record_id = _status(tx, scope_id, candidate.payload_digest, decision, now_ms)
     decision_receipt = digest(
         "receipt/decision",
         {
@@ -192,11 +192,13 @@ def request_admission(
 
 
 def _status(
-    tx: MemoryTransaction, scope_id: str, payload_digest: str, decision: Decision
+    tx: MemoryTransaction, scope_id: str, payload_digest: str, decision: Decision, now_ms: int
 ) -> tuple[str, str | None]:
     if not decision.accept:
         return "rejected", None
-    existing = tx.record_with_payload(scope_id, payload_digest, ["accepted_current"])
+    # A duplicate is an identical record still readable: an expired one (not yet swept)
+    # would take the new candidate's content with it.
+    existing = tx.record_with_payload(scope_id, payload_digest, ["accepted_current"], now_ms)
     if existing is not None:
         return "duplicate_exact", existing
     if tx.record_with_payload(scope_id, payload_digest, ["tombstoned"]) is not None:

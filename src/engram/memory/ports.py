@@ -154,7 +154,11 @@ class MemoryTransaction(MemoryReader, Protocol):
     def update_record(self, record_id: str, **changes: Any) -> None: ...
 
     def record_with_payload(
-        self, scope_id: str, payload_digest: str, states: Sequence[str]
+        self,
+        scope_id: str,
+        payload_digest: str,
+        states: Sequence[str],
+        unexpired_at: int | None = None,
     ) -> str | None: ...
 
     def put_data_key(self, owner: str, scope_id: str, kek_id: str, wrapped: bytes) -> None: ...

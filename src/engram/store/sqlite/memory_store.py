@@ -383,13 +383,18 @@ class _Transaction(_Reader, GovernanceWrites):
         )
 
     def record_with_payload(
-        self, scope_id: str, payload_digest: str, states: Sequence[str]
+        self,
+        scope_id: str,
+        payload_digest: str,
+        states: Sequence[str],
+        unexpired_at: int | None = None,
     ) -> str | None:
         marks = ",".join("?" * len(states))
+        alive = "" if unexpired_at is None else " AND (expires_ms IS NULL OR expires_ms > ?)"
         row = self.db.execute(
             f"SELECT record_id FROM records WHERE scope_id = ? AND payload_digest = ?"
-            f" AND state IN ({marks}) ORDER BY admitted_ms LIMIT 1",
-            (scope_id, payload_digest, *states),
+            f" AND state IN ({marks}){alive} ORDER BY admitted_ms LIMIT 1",
+            (scope_id, payload_digest, *states, *(() if unexpired_at is None else (unexpired_at,))),
         ).fetchone()
         return str(row[0]) if row else None
 
