@@ -46,6 +46,7 @@ def test_a_state_refuses_another_tool_binding_or_arguments(
 
 
 def test_a_state_expires_after_its_ttl() -> None:
+    assert STATE_TTL_MS == 300_000  # the contract's ceiling for a human approval
     clock = Clock()
     sealer, token = _sealed(clock)
     clock.now += STATE_TTL_MS - 1

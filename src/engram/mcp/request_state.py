@@ -24,8 +24,8 @@ from engram.errors import InvalidRequestState
 __all__ = ["STATE_TTL_MS", "OpenState", "StateSealer", "arguments_digest"]
 
 #: How long a dialog may stay open between the ``input_required`` result and the
-#: client's retry. Ten minutes: long enough for a human to read a proposal.
-STATE_TTL_MS: Final = 600_000
+#: client's retry: five minutes, the contract's ceiling for a human approval's TTL.
+STATE_TTL_MS: Final = 300_000
 _VERSION: Final = 1
 
 
