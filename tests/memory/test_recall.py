@@ -294,3 +294,56 @@ def test_in_a_large_store_common_words_count_only_when_nothing_rarer_matches(
     green = found("zebra green blue")
     assert len(green) == 50
     assert set(green) <= {records[n] for n in range(0, 2_100, 10)}
+
+
+def test_a_stage_whose_matches_are_all_undisclosable_matches_nothing(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.search import lexical
+
+    # 61 documents over a lowered threshold: "alpha" is common, "zeta" is not.
+    monkeypatch.setattr(lexical, "PRUNE_MIN_DOCUMENTS", 50)
+    records = _admit_many(memory, [f"alpha filler{number}" for number in range(60)])
+    future = capture_args(
+        text="alpha zeta", key="future.capture-000001", valid_time={"t": NOW + DAY}
+    )
+    candidate = memory.value("capture", future)["candidate_id"]
+    admitted = {"candidate_id": candidate, "idempotency_key": "future.admission-0001"}
+    assert memory.value("request_admission", admitted)["outcome"]["status"] == "accepted"
+
+    # "zeta" alone matches only the record not yet valid: the search goes on to "alpha".
+    value = _search(memory, "alpha zeta", limit=5)["output"]["value"]
+    assert len(value["records"]) == 5
+    assert {packet["record"]["record_id"] for packet in value["records"]} <= set(records)
+    assert _search(memory, "zeta", limit=5)["output"]["value"]["records"] == []
+
+
+def test_the_rank_receipt_counts_only_disclosable_records(memory: Memory) -> None:
+    future = capture_args(
+        text="bluefalcon", key="future.capture-000001", valid_time={"t": NOW + DAY}
+    )
+    candidate = memory.value("capture", future)["candidate_id"]
+    admitted = {"candidate_id": candidate, "idempotency_key": "future.admission-0001"}
+    assert memory.value("request_admission", admitted)["outcome"]["status"] == "accepted"
+
+    hidden = _search(memory, "bluefalcon")["output"]["value"]["rank_receipt"]
+    absent = _search(memory, "redfalcon")["output"]["value"]["rank_receipt"]
+    assert hidden["eligible"] == absent["eligible"] == 0
+    assert (
+        set(hidden)
+        == set(absent)
+        == {
+            "query",
+            "parameters",
+            "scope",
+            "principal",
+            "channels",
+            "algorithm",
+            "snapshot",
+            "offset",
+            "eligible",
+            "returned",
+            "ranked_at",
+            "receipt_digest",
+        }
+    )

@@ -111,8 +111,15 @@ class MemoryReader(Protocol):
 
     def records_version(self, scope_id: str) -> int: ...
 
-    def search(self, scope_id: str, words: list[str], limit: int) -> list[tuple[RecordRow, float]]:
-        """The scope's records ranked by BM25 for these query terms, best first."""
+    def search(
+        self, scope_id: str, words: list[str], limit: int, stage: int = 0
+    ) -> list[tuple[RecordRow, float]] | None:
+        """The scope's records ranked by BM25 for these query terms, best first.
+
+        A large index matches in stages (common terms last, see
+        :func:`engram.search.lexical.search_expressions`); ``None`` when there is no
+        such stage.
+        """
         ...
 
     def journal(self, scope_id: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]: ...

@@ -146,15 +146,22 @@ def _b64(data: bytes) -> str:
 
 def _ranked_eligible(
     reader: MemoryReader, scope_id: str, words: list[str], needed: int, now_ms: int
-) -> tuple[list[tuple[RecordRow, float]], int]:
-    """Eligible records in rank order (at least ``needed`` when there are that many)."""
-    fetch = min(RECALL_CANDIDATES, max(2 * needed, 32))
-    while True:
-        hits = reader.search(scope_id, words, fetch)
+) -> list[tuple[RecordRow, float]]:
+    """Eligible records in rank order (at least ``needed`` when there are that many).
+
+    A stage of the match whose hits are all ineligible counts as matching nothing: the
+    next stage runs (one undisclosable record must not hide the others).
+    """
+    stage, fetch = 0, min(RECALL_CANDIDATES, max(2 * needed, 32))
+    while (hits := reader.search(scope_id, words, fetch, stage)) is not None:
         found = [(row, score) for row, score in hits if eligible(row, now_ms)]
-        if len(found) >= needed or len(hits) < fetch or fetch == RECALL_CANDIDATES:
-            return found, len(hits)
-        fetch = min(RECALL_CANDIDATES, fetch * 4)
+        if len(found) < needed and len(hits) == fetch and fetch < RECALL_CANDIDATES:
+            fetch = min(RECALL_CANDIDATES, fetch * 4)  # deeper in the same stage
+        elif found:
+            return found
+        else:
+            stage, fetch = stage + 1, min(RECALL_CANDIDATES, max(2 * needed, 32))
+    return []
 
 
 def search(
@@ -193,7 +200,7 @@ def search(
             raise StalePage()
         offset = int(page["offset"])
     words = terms(arguments["query"])
-    found, considered = _ranked_eligible(reader, scope_id, words, offset + limit + 1, now_ms)
+    found = _ranked_eligible(reader, scope_id, words, offset + limit + 1, now_ms)
     window = found[offset : offset + limit]
     packets: list[dict[str, Any]] = []
     for position, (record, score) in enumerate(window, start=offset + 1):
@@ -216,7 +223,8 @@ def search(
             "algorithm": "sqlite-fts5-bm25",
             "snapshot": str(snapshot),
             "offset": offset,
-            "considered": considered,
+            # Only disclosable records are counted: a count of every hit would tell that
+            # records get answers NOT_FOUND for exist.
             "eligible": len(found),
             "returned": [packet["record"]["record_id"] for packet in packets],
             "ranked_at": format_instant(now_ms),

@@ -65,8 +65,9 @@ def search_expressions(found: list[str], counts: dict[str, int], documents: int)
     small, but matching it means scoring a large share of the index (130 ms for four
     such words at 100,000 documents). So the common terms are left out of the match
     (like Lucene's common-terms cutoff, without their small share of the score), and
-    count only when the other terms match nothing: first the documents holding all of
-    them, then, if there are none, those holding the first of them in the query.
+    count only when the other terms match nothing (the caller may also skip a stage
+    whose matches it cannot use): first the documents holding all of them, then, if
+    there are none, those holding the first of them in the query.
     """
     if not found:
         return []

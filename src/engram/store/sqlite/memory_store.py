@@ -225,23 +225,23 @@ class _Reader(GovernanceReads, PortableRows):
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def search(self, scope_id: str, words: list[str], limit: int) -> list[tuple[RecordRow, float]]:
+    def search(
+        self, scope_id: str, words: list[str], limit: int, stage: int = 0
+    ) -> list[tuple[RecordRow, float]] | None:
         table = _fts(scope_id)
         if not words or not self._has_table(table):
-            return []
+            return [] if stage == 0 else None
         documents = self._documents(scope_id)
-        counts = self._counts(table, words, documents)
+        expressions = search_expressions(words, self._counts(table, words, documents), documents)
+        if stage >= len(expressions):
+            return None
         columns = ", ".join(f"r.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
-        rows: list[Any] = []
-        for match in search_expressions(words, counts, documents):
-            rows = self.db.execute(
-                f"SELECT {columns}, f.rank FROM (SELECT rowid, rank FROM {table}"
-                f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
-                " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.rank, r.record_id",
-                (match, limit),
-            ).fetchall()
-            if rows:
-                break
+        rows = self.db.execute(
+            f"SELECT {columns}, f.rank FROM (SELECT rowid, rank FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
+            " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.rank, r.record_id",
+            (expressions[stage], limit),
+        ).fetchall()
         return [(RecordRow(*row[:-1]), -float(row[-1])) for row in rows]
 
     def _counts(self, table: str, words: list[str], documents: int) -> dict[str, int]:
