@@ -347,3 +347,12 @@ def test_the_rank_receipt_counts_only_disclosable_records(memory: Memory) -> Non
             "receipt_digest",
         }
     )
+
+
+@pytest.mark.parametrize("word", ["ﬁrewall", "ＧＰＵ", "m²", "ｶﾀｶﾅ", "plain"])
+def test_a_record_is_found_by_its_own_words_in_compatibility_forms(
+    memory: Memory, word: str
+) -> None:
+    record_id = memory.admit(f"{word} appears in this record.", "compat-word")
+    found = _search(memory, word)["output"]["value"]["records"]
+    assert [packet["record"]["record_id"] for packet in found] == [record_id]

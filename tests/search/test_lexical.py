@@ -26,8 +26,14 @@ def test_terms_are_distinct_lowercase_nfkc_words_in_order() -> None:
         "fi",
         "ligature",
         "and_more",
+        "ﬁle",  # also as written: the index holds stored text as written
     ]
     assert len(terms(" ".join(f"w{n}" for n in range(100)))) == MAX_QUERY_TERMS
+
+
+def test_a_compatibility_form_is_searched_both_folded_and_as_written() -> None:
+    assert terms("ＧＰＵ m² ｶﾀｶﾅ") == ["gpu", "m2", "カタカナ", "ｇｐｕ", "m²", "ｶﾀｶﾅ"]
+    assert terms("plain Café") == ["plain", "café"]
 
 
 def test_the_cutoff_is_two_percent_of_an_index_of_at_least_2000_documents() -> None:

@@ -1,6 +1,7 @@
 """User text to an FTS5 ``MATCH`` expression that can never be a syntax error.
 
-The text is NFKC-normalized and lowercased, split into Unicode word tokens, and each
+The text is NFKC-normalized and lowercased (and also taken as written, lowercased,
+where that differs), split into Unicode word tokens, and each
 token becomes a quoted FTS5 string joined with ``OR``: every match contributes to the
 BM25 rank, documents with more (and rarer) terms rank first, and no character of the
 user's text is ever read as FTS5 syntax (quotes cannot occur inside a ``\\w`` token).
@@ -33,9 +34,17 @@ _WORD: Final = re.compile(r"\w+")
 
 
 def terms(text: str) -> list[str]:
-    """The distinct query terms of ``text``, in order, at most :data:`MAX_QUERY_TERMS`."""
+    """The distinct query terms of ``text``, in order, at most :data:`MAX_QUERY_TERMS`.
+
+    The words of the NFKC-normalized text come first, then those of the text as
+    written where they differ: the index holds stored text as written, so a record
+    holding "ﬁle" (a ligature) or fullwidth letters is found by its own words, and by
+    "file" wherever it is written plainly.
+    """
     seen: dict[str, None] = {}
-    for token in _WORD.findall(unicodedata.normalize("NFKC", text).lower()):
+    folded = unicodedata.normalize("NFKC", text).lower()
+    found = _WORD.findall(folded) + _WORD.findall(text.lower())
+    for token in found:
         if not any(char.isalnum() for char in token):
             continue  # "_" alone: the FTS5 tokenizer would see no token in it
         seen.setdefault(token, None)
