@@ -180,7 +180,7 @@ def test_capture_admit_search_get_over_stdio_in_both_eras(
 ) -> None:
     server = start_server("--host-profile", str(_profile(tmp_path, ["all"])))
     captured = _call(server, "engram_memory_capture", _capture())["result"]
-    assert "isError" not in captured
+    assert captured["isError"] is False  # the contract: isError equals !ok
     assert json.loads(captured["content"][0]["text"]) == captured["structuredContent"]
     envelope = captured["structuredContent"]
     assert envelope["redactionClass"] == "high"

@@ -170,7 +170,7 @@ def test_every_tool_answers_the_envelope_with_an_identical_json_copy(
 ) -> None:
     project.write_memory("deploy-checklist", "rule", "Deploy only from a green main branch.")
     reply = _valid_call(project.start(), name)
-    assert "isError" not in reply["result"]
+    assert reply["result"]["isError"] is False
     body = envelope(reply)
     assert set(body) == {"contract_version", "ok", "data", "diagnostics"}
     assert (body["contract_version"], body["ok"], body["diagnostics"]) == ("1", True, [])

@@ -85,13 +85,12 @@ class ToolResult:
     def to_wire(self) -> dict[str, Any]:
         """The MCP ``CallToolResult`` body (without era-specific fields)."""
         copy = json.dumps(self.structured, ensure_ascii=False, separators=(",", ":"))
-        result: dict[str, Any] = {
+        # isError is written out on success too: the memory contract says it equals !ok.
+        return {
             "content": [{"type": "text", "text": copy}],
             "structuredContent": self.structured,
+            "isError": self.is_error,
         }
-        if self.is_error:
-            result["isError"] = True
-        return result
 
 
 Handler = Callable[[Mapping[str, Any], CallContext], ToolResult]
