@@ -301,7 +301,8 @@ class ProjectMemory:
         pending = self.proposals().take(token, check)
         if pending.kind == "note":
             note = Memory(**pending.candidates[0])
-            path = write_memory(self.layouts[note.scope], note, folder="working")
+            layout = self.layouts[note.scope]
+            path = write_memory(layout, note, folder="working")
             self.refresh()
             return Outcome(
                 written=[
@@ -309,7 +310,7 @@ class ProjectMemory:
                         "number": 1,
                         "verdict": "NOTE",
                         "id": note.id,
-                        "file": self.layout.relative(path),
+                        "file": layout.relative(path),
                         "valid_until": note.get("valid_until"),
                     }
                 ]
