@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 
 from engram.cli.main import cli
 from engram.compose import open_project
+from tests.project.conftest import BURIED_CANDIDATE, bury_a_related_rule
 from tests.safety.samples import github_token
 
 BASE = Path(".agents") / ".engram"
@@ -168,6 +169,117 @@ def test_a_positive_query_level_is_accepted(initialised: Path) -> None:
 
     assert result.exit_code == 0
     assert md_files(initialised) == ["rules/use-tabs.md"]
+
+
+BURIED_LINE = f"TYPE: rule | TEXT: {BURIED_CANDIDATE}\n"
+BURIED_PREVIEW = (
+    "   Type: rule | Id: alpha-beta-gamma-delta-epsilon | Scope: workspace\n"
+    "   Title: Alpha beta gamma delta epsilon\n"
+    "   Text: Alpha beta gamma delta epsilon\n"
+)
+
+
+def test_force_at_a_query_level_writes_exactly_the_verdicts_it_previewed(
+    initialised: Path,
+) -> None:
+    bury_a_related_rule(initialised / BASE / "rules")
+    before = md_files(initialised)
+
+    result = save(BURIED_LINE, "--force", "--query-level", "50")
+
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "1. Verdict: SUPERSEDE target\n"
+        + BURIED_PREVIEW
+        + "deferred 1 (SUPERSEDE target): read `engram load --id target`\n"
+    )
+    assert md_files(initialised) == before
+
+
+def test_force_at_the_default_query_level_writes_the_add_it_previewed(initialised: Path) -> None:
+    bury_a_related_rule(initialised / BASE / "rules")
+
+    result = save(BURIED_LINE, "--force")
+
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "1. Verdict: ADD\n" + BURIED_PREVIEW + "wrote rules/alpha-beta-gamma-delta-epsilon.md\n"
+    )
+
+
+def test_a_query_level_past_any_sqlite_integer_is_accepted(initialised: Path) -> None:
+    bury_a_related_rule(initialised / BASE / "rules")
+
+    result = save(BURIED_LINE, "--query-level", str(10**30))
+
+    assert result.exit_code == 0
+    assert result.stdout.startswith("1. Verdict: SUPERSEDE target\n")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ss", "-f", "last", "50", "sessions"],
+        ["save-session", "last", "50", "sessions", "--force"],
+        ["ss", "-f", "--query-level", "50", "last", "50", "sessions"],
+    ],
+)
+def test_the_counted_shortcut_last_n_sessions_is_query_level_n(
+    initialised: Path, command: list[str]
+) -> None:
+    bury_a_related_rule(initialised / BASE / "rules")
+    before = md_files(initialised)
+
+    result = engram(*command, stdin=BURIED_LINE)
+
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "1. Verdict: SUPERSEDE target\n"
+        + BURIED_PREVIEW
+        + "deferred 1 (SUPERSEDE target): read `engram load --id target`\n"
+    )
+    assert md_files(initialised) == before
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "last fifty sessions",
+        "last 0 sessions",
+        "last -5 sessions",
+        "last 50",
+        "last 50 session",
+        "Last 50 Sessions",
+        "first 50 sessions",
+        "last 50 sessions please",
+        "50",
+    ],
+)
+def test_arguments_other_than_last_n_sessions_are_a_usage_error(
+    initialised: Path, words: str
+) -> None:
+    result = engram("ss", "-f", "--", *words.split(), stdin="TYPE: rule | TEXT: Use tabs\n")
+
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.endswith(
+        f"Error: expected 'last N sessions' with N a positive integer, got '{words}'\n"
+    )
+    assert md_files(initialised) == []
+
+
+def test_a_counted_shortcut_that_contradicts_query_level_is_a_usage_error(
+    initialised: Path,
+) -> None:
+    result = engram(
+        "ss", "-f", "--query-level", "8", "last", "50", "sessions", stdin="TYPE: rule | TEXT: x\n"
+    )
+
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        "Error: --query-level 8 and 'last 50 sessions' disagree: give one\n"
+    )
+    assert md_files(initialised) == []
 
 
 def test_a_bad_candidate_line_fails_with_its_line_number_and_writes_nothing(

@@ -89,3 +89,25 @@ def write_memory_file(
 
 def write_config(layout: Layout, text: str) -> None:
     layout.config.write_text(text, encoding="utf-8")
+
+
+#: The text of a rule candidate that :func:`bury_a_related_rule` buries a related rule for.
+BURIED_CANDIDATE = "Alpha beta gamma delta epsilon"
+
+
+def bury_a_related_rule(rules: Path) -> None:
+    """Write into ``rules`` the rule ``target``, closely related to
+    :data:`BURIED_CANDIDATE` (word-set Jaccard 5/6), under twelve rules ``d0``..``d11``
+    that BM25 ranks above it but that are too different to be related (Jaccard 5/11).
+
+    At the default query level (8) the candidate is an ``ADD``; from 13 on it is
+    ``SUPERSEDE target``.
+    """
+    words = BURIED_CANDIDATE.lower()
+    for number in range(12):
+        extra = " ".join(f"x{number}{letter}" for letter in "abcdef")
+        text = memory_text(f"d{number}", "rule", f"{words} {extra}", title=BURIED_CANDIDATE)
+        (rules / f"d{number}.md").write_text(text, encoding="utf-8")
+    origin = " ".join(f"w{number}" for number in range(600))
+    text = memory_text("target", "rule", f"{words} zeta", sections=f"\n## Origin\n- {origin}\n")
+    (rules / "target.md").write_text(text, encoding="utf-8")

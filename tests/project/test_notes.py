@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 
@@ -103,6 +104,30 @@ def test_a_note_committed_with_its_approval_token_is_written_to_working(
         }
     ]
     assert md_files(layout) == ["working/note-the-cache-warms-slowly.md"]
+
+
+def test_a_global_note_committed_with_its_token_is_written_to_the_global_working_folder(
+    memory: ProjectMemory, layout: Layout, global_dir: Path
+) -> None:
+    note = memory.note("The cache warms slowly", "", "knowledge", "global")
+    token = memory.note_token(note)
+
+    outcome = memory.commit(token, "all")
+
+    assert outcome.written == [
+        {
+            "number": 1,
+            "verdict": "NOTE",
+            "id": note.id,
+            "file": "global:working/note-the-cache-warms-slowly.md",
+            "valid_until": note.get("valid_until"),
+        }
+    ]
+    assert md_files(layout) == []
+    assert [p.name for p in (global_dir / "working").iterdir()] == [
+        "note-the-cache-warms-slowly.md"
+    ]
+    assert memory.load(memory_id=note.id).selected_keys == [note.id]
 
 
 def test_a_note_never_updates_a_durable_memory_with_the_same_name(

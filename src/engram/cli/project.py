@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 __all__ = ["PROJECT_COMMANDS"]
 
@@ -115,6 +117,7 @@ def status(as_json: bool) -> None:
 
 
 @click.command("save-session")
+@click.argument("shortcut", nargs=-1, metavar="[last N sessions]")
 @click.option(
     "--file", "source", type=click.File("r"), default="-", help="Candidate lines (default: stdin)."
 )
@@ -127,15 +130,35 @@ def status(as_json: bool) -> None:
     help="How many related memories each candidate is compared with.",
 )
 @click.option("--scope", type=click.Choice(["workspace", "global"]), default="workspace")
-def save_session(source: Any, force: bool, query_level: int, scope: str) -> None:
+@click.pass_context
+def save_session(
+    ctx: click.Context,
+    shortcut: tuple[str, ...],
+    source: Any,
+    force: bool,
+    query_level: int,
+    scope: str,
+) -> None:
     """Propose candidates, one line each; with --force, write them.
 
     Each line reads 'TYPE: rule|skill|workflow|knowledge | TEXT: <text>' with optional
     CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE and PARENT fields. Related
-    (SUPERSEDE) and duplicate (NOOP) candidates are deferred with a hint.
+    (SUPERSEDE) and duplicate (NOOP) candidates are deferred with a hint. The verdicts
+    written are the verdicts shown.
+
+    The counted shortcut 'engram ss -f last 50 sessions' means
+    'engram save-session --query-level 50 --force'.
     """
     from engram.project.proposals import parse_candidate_lines
 
+    if shortcut:
+        level = _counted_level(shortcut)
+        explicit = ctx.get_parameter_source("query_level") is not ParameterSource.DEFAULT
+        if explicit and level != query_level:
+            raise click.UsageError(
+                f"--query-level {query_level} and 'last {level} sessions' disagree: give one"
+            )
+        query_level = level
     memory = _project()
     proposal = memory.propose(parse_candidate_lines(source.read(), scope), scope, query_level)
     click.echo(proposal.preview)
@@ -149,6 +172,21 @@ def save_session(source: Any, force: bool, query_level: int, scope: str) -> None
         click.echo(f"wrote {entry['file']}")
     for entry in outcome.deferred:
         click.echo(f"deferred {entry['number']} ({entry['verdict']}): read `{entry['hint']}`")
+
+
+def _counted_level(words: tuple[str, ...]) -> int:
+    """N of the upstream shortcut ``last N sessions`` (upstream-facts §A): the query level."""
+    if (
+        len(words) == 3
+        and words[0] == "last"
+        and words[2] == "sessions"
+        and re.fullmatch(r"[0-9]+", words[1])
+        and int(words[1]) >= 1
+    ):
+        return int(words[1])
+    raise click.UsageError(
+        f"expected 'last N sessions' with N a positive integer, got '{' '.join(words)}'"
+    )
 
 
 @click.command("promote")

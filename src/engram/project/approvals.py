@@ -8,6 +8,10 @@ minutes and works once; a proposal the human declined in the dialog keeps its en
 so a later commit with its token is told why it fails. The token proves a proposal
 exists, not that a human approved it: the host's permission prompt on
 ``engram_commit`` (or the dialog) is the human gate.
+
+The entry also keeps the proposal's query level, inside the digest, so the commit
+recomputes verdicts at the depth they were shown with. An entry written before the
+level was stored has no key and means the default level.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, Final
 
 from engram.canonical import digest
 from engram.errors import ApprovalDeclined, ApprovalError, ApprovalTampered
+from engram.project.proposals import DEFAULT_QUERY_LEVEL
 
 __all__ = [
     "TOKEN_TTL_MS",
@@ -36,6 +41,8 @@ __all__ = [
 ]
 
 TOKEN_TTL_MS: Final = 30 * 60 * 1000
+#: What the integrity digest covers (``query_level`` only when the entry has it).
+_DIGESTED: Final = ("workspace", "kind", "scope", "candidates", "verdicts", "query_level")
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,11 @@ class Pending:
     candidates: list[dict[str, Any]]
     verdicts: list[dict[str, str]]
     scope: str
+    query_level: int = DEFAULT_QUERY_LEVEL
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _hash(token: str) -> str:
@@ -96,6 +108,7 @@ class Proposals:
             "scope": pending.scope,
             "candidates": pending.candidates,
             "verdicts": pending.verdicts,
+            "query_level": pending.query_level,
             "state": state,
             "created_ms": self._now(),
             "expires_ms": self._now() + TOKEN_TTL_MS,
@@ -107,10 +120,7 @@ class Proposals:
 
     @staticmethod
     def _digest(entry: dict[str, Any]) -> str:
-        return digest(
-            "proposal",
-            {key: entry[key] for key in ("workspace", "kind", "scope", "candidates", "verdicts")},
-        )
+        return digest("proposal", {key: entry[key] for key in _DIGESTED if key in entry})
 
     def take(self, token: str, check: Callable[[Pending], None] | None = None) -> Pending:
         """Use a token once: the proposal it proves, or why it cannot be used.
@@ -127,9 +137,12 @@ class Proposals:
                 raise ApprovalDeclined("approval was declined in the approval dialog")
             if entry.get("state") != "pending":
                 raise ApprovalError("approval_token was already used")
-            if entry.get("candidates_digest") != self._digest(entry):
+            level = entry.get("query_level", DEFAULT_QUERY_LEVEL)
+            if entry.get("candidates_digest") != self._digest(entry) or not _positive(level):
                 raise ApprovalTampered("the pending candidates were edited; propose again")
-            pending = Pending(entry["kind"], entry["candidates"], entry["verdicts"], entry["scope"])
+            pending = Pending(
+                entry["kind"], entry["candidates"], entry["verdicts"], entry["scope"], level
+            )
             if check is not None:
                 check(pending)
             entry["state"] = "used"

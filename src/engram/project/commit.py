@@ -1,11 +1,13 @@
 """Writing approved candidates: the one path ``engram_commit``, the approval dialog and
 ``engram save-session --force`` share.
 
-Each candidate's verdict is computed again at write time. ``ADD`` writes a new file;
-``UPDATE`` rewrites the target's content (revision + 1); ``NOOP`` is never written;
+Each candidate's verdict is computed again at write time, at the proposal's query
+level, and a candidate whose verdict differs from the one shown is deferred: what is
+written is always what the preview said. ``ADD`` writes a new file; ``UPDATE``
+rewrites the target's content (revision + 1); ``NOOP`` is never written;
 ``SUPERSEDE`` is written only when a human approved that exact verdict (commit or
-dialog) and the recomputed verdict still matches it, otherwise it is deferred like
-every related or duplicate candidate, with a hint to read the other memory first.
+dialog), otherwise it is deferred like every related or duplicate candidate, with a
+hint to read the other memory first.
 Files are written atomically and ``memory.hashes.json`` follows every write.
 """
 
@@ -77,9 +79,9 @@ def write_candidates(
 ) -> Outcome:
     """Write ``(number, candidate, frozen verdict, recomputed verdict)`` entries.
 
-    With human-approved verdicts, a candidate whose verdict changed since the human
-    saw it is deferred (they approved the old one). Two candidates that would
-    write the same id are never both written: the later one is deferred.
+    A candidate whose verdict changed since the proposal is deferred: the human
+    approved (or forced) the verdict shown, not the new one. Two candidates that
+    would write the same id are never both written: the later one is deferred.
     """
     outcome = Outcome()
     taken: set[tuple[str, str]] = set()
@@ -122,7 +124,7 @@ def _deferral(now: Verdict, frozen: Verdict, human: bool, taken: bool) -> str | 
         return "duplicate"
     if taken:
         return "same id as an earlier candidate of this proposal"
-    if human and now != frozen:
+    if now != frozen:
         return "verdict changed since the proposal"
     if now.kind == "SUPERSEDE" and not human:
         return "related"

@@ -70,13 +70,19 @@ class LoadResult:
 
 @dataclass(frozen=True)
 class Proposal:
-    """Candidates with their verdicts and the numbered preview (nothing written)."""
+    """Candidates with their verdicts and the numbered preview (nothing written).
+
+    ``query_level`` is the depth of the related-memory comparison the verdicts were
+    computed with; a write recomputes them at the same depth, so what is written is
+    judged exactly as what was shown.
+    """
 
     kind: str
     scope: str
     candidates: list[Candidate]
     verdicts: list[Verdict]
     preview: str
+    query_level: int = DEFAULT_QUERY_LEVEL
 
     def pending(self) -> Pending:
         return Pending(
@@ -84,6 +90,7 @@ class Proposal:
             [candidate.to_json() for candidate in self.candidates],
             [{"kind": v.kind, "target": v.target} for v in self.verdicts],
             self.scope,
+            self.query_level,
         )
 
 
@@ -245,20 +252,22 @@ class ProjectMemory:
         self.refresh()
         memories = self._memories()
         verdicts = [self._verdict(c, memories, query_level) for c in candidates]
-        return Proposal("save", scope, candidates, verdicts, preview(candidates, verdicts))
+        shown = preview(candidates, verdicts)
+        return Proposal("save", scope, candidates, verdicts, shown, query_level)
 
     def _verdict(self, candidate: Candidate, memories: dict[str, Memory], level: int) -> Verdict:
-        related = [mid for mid, _, _ in self.index.search(candidate.text, level)]
+        # Past the number of memories a deeper comparison finds nothing more, and an
+        # arbitrarily large N must not reach SQLite (64-bit LIMIT).
+        depth = min(level, max(len(memories), 1))
+        related = [mid for mid, _, _ in self.index.search(candidate.text, depth)]
         return verdict_for(candidate, memories, related)
 
-    def write(
-        self,
-        proposal: Proposal,
-        numbers: list[int],
-        human_approved: bool,
-        query_level: int = DEFAULT_QUERY_LEVEL,
-    ) -> Outcome:
-        """Write the chosen candidates (numbers from 1) of a proposal."""
+    def write(self, proposal: Proposal, numbers: list[int], human_approved: bool) -> Outcome:
+        """Write the chosen candidates (numbers from 1) of a proposal.
+
+        Verdicts are recomputed at the proposal's ``query_level``; a candidate whose
+        verdict changed since the proposal is deferred (see :mod:`engram.project.commit`).
+        """
         if any(not 1 <= number <= len(proposal.candidates) for number in numbers):
             raise CandidateError(
                 f"approve numbers must be between 1 and {len(proposal.candidates)}"
@@ -270,7 +279,7 @@ class ProjectMemory:
                 n,
                 proposal.candidates[n - 1],
                 proposal.verdicts[n - 1],
-                self._verdict(proposal.candidates[n - 1], memories, DEFAULT_QUERY_LEVEL),
+                self._verdict(proposal.candidates[n - 1], memories, proposal.query_level),
             )
             for n in sorted(set(numbers))
         ]
@@ -292,7 +301,8 @@ class ProjectMemory:
         pending = self.proposals().take(token, check)
         if pending.kind == "note":
             note = Memory(**pending.candidates[0])
-            path = write_memory(self.layouts[note.scope], note, folder="working")
+            layout = self.layouts[note.scope]
+            path = write_memory(layout, note, folder="working")
             self.refresh()
             return Outcome(
                 written=[
@@ -300,14 +310,14 @@ class ProjectMemory:
                         "number": 1,
                         "verdict": "NOTE",
                         "id": note.id,
-                        "file": self.layout.relative(path),
+                        "file": layout.relative(path),
                         "valid_until": note.get("valid_until"),
                     }
                 ]
             )
         candidates = [Candidate.from_json(c) for c in pending.candidates]
         verdicts = [Verdict(v["kind"], v["target"]) for v in pending.verdicts]
-        proposal = Proposal("save", pending.scope, candidates, verdicts, "")
+        proposal = Proposal("save", pending.scope, candidates, verdicts, "", pending.query_level)
         numbers = list(range(1, len(candidates) + 1)) if isinstance(approve, str) else approve
         return self.write(proposal, numbers, human_approved=True)
 
