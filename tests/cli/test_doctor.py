@@ -204,3 +204,30 @@ def test_a_broken_hook_file_is_reported_not_fatal(run: Run, workspace: Path) -> 
     result = run("doctor")
     assert result.exit_code == 1
     assert "FAIL  host.config [claude (workspace)]" in result.output
+
+
+def test_a_codex_entry_without_the_commit_approval_warns(run: Run, home: Path) -> None:
+    run("link", "codex", "--global")
+    config = home / ".codex" / "config.toml"
+    text = config.read_text()
+    config.write_text(text.replace('approval_mode = "approve"', 'approval_mode = "auto"'))
+    result = run("doctor", "--json")
+    approval = [c for c in _checks(result.output) if c["id"] == "host.codex_approval"]
+    assert approval == [
+        {
+            "id": "host.codex_approval",
+            "status": "warn",
+            "severity": "warning",
+            "message": "the entry lacks [mcp_servers.engram.tools.engram_commit] approval_mode = "
+            '"approve", so Codex may run engram_commit without asking the human',
+            "remediation": "engram link codex --global (or engram upgrade)",
+            "subject": f"codex (global: {config})",
+        }
+    ]
+    assert result.exit_code == 0
+    assert run("doctor", "--strict").exit_code == 1
+    run("upgrade")
+    approval = [
+        c for c in _checks(run("doctor", "--json").output) if c["id"] == "host.codex_approval"
+    ]
+    assert [c["status"] for c in approval] == ["pass"]

@@ -12,7 +12,7 @@ import tomlkit
 from engram.hosts.command import PIN_VARIABLE, HostEnv
 from engram.hosts.files import apply, backup_path
 from engram.hosts.jsonc import parse, to_python
-from engram.hosts.link import LinkOptions, plan_link, plan_unlink
+from engram.hosts.link import LinkOptions, Mode, plan_link, plan_unlink
 from engram.hosts.registry import TARGETS
 from engram.hosts.target import Scope
 from tests.hosts.conftest import install_fixture
@@ -175,6 +175,65 @@ def test_codex_block_asks_the_human_before_every_commit(env: HostEnv) -> None:
     entry = config["mcp_servers"]["engram"]
     assert entry["tools"] == {"engram_commit": {"approval_mode": "approve"}}
     assert entry["command"] == str(env.executable.with_name("engram-mcp"))
+
+
+HAND_WRITTEN_CODEX = """# mine
+model = "o3"
+
+[mcp_servers.engram]
+command = "engram-mcp"
+args = ["--no-elicitation"]
+
+[mcp_servers.other]
+command = "x"
+"""
+
+
+@pytest.mark.parametrize("mode", ["link", "upgrade"])
+def test_repinning_a_hand_written_codex_table_adds_the_commit_approval(
+    env: HostEnv, mode: Mode
+) -> None:
+    path = env.home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(HAND_WRITTEN_CODEX)
+    plan = plan_link(TARGETS["codex"], "global", env, LinkOptions(mode=mode))
+    apply(plan.changes)
+    script = env.executable.with_name("engram-mcp")
+    assert path.read_text() == (
+        '# mine\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n'
+        "# engram:start\n"
+        "# Managed by engram link; engram unlink removes this block.\n"
+        "[mcp_servers.engram]\n"
+        f'command = "{script}"\n'
+        'args = ["--no-elicitation"]\n\n'
+        "[mcp_servers.engram.env]\n"
+        f'{PIN_VARIABLE} = "{env.version}"\n\n'
+        "[mcp_servers.engram.tools.engram_commit]\n"
+        'approval_mode = "approve"\n'
+        "# engram:end\n"
+    )
+    assert plan.notes[0] == (
+        f'set tools.engram_commit approval_mode = "approve" in {path}, '
+        "so that the host asks you before every engram_commit"
+    )
+
+
+def test_a_codex_approval_mode_other_than_approve_is_set_back_other_tools_kept(
+    env: HostEnv,
+) -> None:
+    path = env.home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(
+        '[mcp_servers.engram]\ncommand = "engram-mcp"\n\n'
+        '[mcp_servers.engram.tools.engram_commit]\napproval_mode = "auto"\n\n'
+        "[mcp_servers.engram.tools.engram_load]\nenabled = false\n"
+    )
+    _link("codex", "global", env, hooks=False)
+    entry = tomlkit.parse(path.read_text()).unwrap()["mcp_servers"]["engram"]
+    assert entry["tools"] == {
+        "engram_commit": {"approval_mode": "approve"},
+        "engram_load": {"enabled": False},
+    }
 
 
 def test_opencode_entry_has_the_required_shape(home: Path, workspace: Path) -> None:

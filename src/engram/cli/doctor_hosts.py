@@ -14,8 +14,11 @@ For each engram entry a host would read (:func:`engram.hosts.survey.survey`):
 
 Also ``host.config`` (a host file that cannot be parsed), ``host.linked`` (nothing
 linked at all), ``host.gemini_trust`` (a Gemini ``mcpServers.engram`` with
-``trust: true`` would skip the confirmation ``engram_commit`` needs) and
-``host.hook`` (an installed session hook's command exists).
+``trust: true`` would skip the confirmation ``engram_commit`` needs),
+``host.codex_approval`` (a Codex entry without
+``[mcp_servers.engram.tools.engram_commit] approval_mode = "approve"`` would not
+ask before every commit) and ``host.hook`` (an installed session hook's command
+exists).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
 from engram.demo.client import StdioClient
 from engram.hosts.command import HostEnv
+from engram.hosts.entries import commit_approved
 from engram.hosts.survey import Registration, session_hooks, survey
 
 __all__ = ["Handshake", "handshake", "host_checks"]
@@ -176,6 +180,27 @@ def _gemini_trust(registrations: list[Registration]) -> Iterator[CheckResult]:
             yield CheckResult("host.gemini_trust", "pass", "warning", message, None, subject)
 
 
+def _codex_approval(registrations: list[Registration]) -> Iterator[CheckResult]:
+    for registration in registrations:
+        if not registration.shape.commit_approval:
+            continue
+        subject = registration.subject
+        if commit_approved(registration.entry):
+            message = 'Codex asks before engram_commit (approval_mode = "approve")'
+            yield CheckResult("host.codex_approval", "pass", "warning", message, None, subject)
+        else:
+            yield CheckResult(
+                "host.codex_approval",
+                "warn",
+                "warning",
+                "the entry lacks [mcp_servers.engram.tools.engram_commit] "
+                'approval_mode = "approve", so Codex may run engram_commit '
+                "without asking the human",
+                f"engram link {registration.target.name} --global (or engram upgrade)",
+                subject,
+            )
+
+
 def _hook_commands(item: Any) -> list[str]:
     if not isinstance(item, dict):
         return []
@@ -219,4 +244,5 @@ def host_checks(context: DoctorContext) -> Iterator[CheckResult]:
     for registration in registrations:
         yield from _registration_checks(registration, context)
     yield from _gemini_trust(registrations)
+    yield from _codex_approval(registrations)
     yield from _hook_checks(context)

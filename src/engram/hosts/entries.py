@@ -11,7 +11,10 @@ Two shapes exist (upstream-facts.md, "Host registration"):
 
 An entry shape builds engram's entry, reads the command back (for ``doctor``), and
 re-pins an existing entry: it changes only the program, its prefix and the pin
-marker, and keeps every other key and argument the person may have added.
+marker, and keeps every other key and argument the person may have added. One part
+is never left to the person: Codex's approval table, which makes Codex ask the human
+before every ``engram_commit`` (mcp-server.txt, "Approval and commit"), is added
+back by every re-pin.
 """
 
 from __future__ import annotations
@@ -22,13 +25,22 @@ from typing import Any, Protocol
 
 from engram.hosts.command import PIN_VARIABLE, ServerCommand, strip_prefix
 
-__all__ = ["ALWAYS_LOAD", "EntryShape", "OpenCodeEntry", "StdioEntry"]
+__all__ = ["ALWAYS_LOAD", "EntryShape", "OpenCodeEntry", "StdioEntry", "commit_approved"]
 
 ALWAYS_LOAD = "--always-load"
+#: Codex's per-tool setting that makes it ask the human before every call.
+_APPROVAL = ("tools", "engram_commit", "approval_mode")
 
 
 class EntryShape(Protocol):
-    """How one host writes and reads engram's MCP entry."""
+    """How one host writes and reads engram's MCP entry.
+
+    ``commit_approval`` is true for hosts whose entry must carry the
+    ``tools.engram_commit.approval_mode = "approve"`` table (Codex).
+    """
+
+    @property
+    def commit_approval(self) -> bool: ...
 
     def build(self, command: ServerCommand, args: Sequence[str]) -> dict[str, Any]:
         """engram's entry for ``command`` with engram-mcp ``args``."""
@@ -55,6 +67,27 @@ class EntryShape(Protocol):
 
 def _strings(value: Any) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def commit_approved(entry: Mapping[str, Any]) -> bool:
+    """Whether ``entry`` makes the host ask before every ``engram_commit`` (Codex)."""
+    node: Any = entry
+    for key in _APPROVAL:
+        if not isinstance(node, Mapping) or key not in node:
+            return False
+        node = node[key]
+    return bool(node == "approve")
+
+
+def _with_commit_approval(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with ``approval_mode = "approve"``; other tool settings kept."""
+    tools = entry.get("tools")
+    tools = dict(tools) if isinstance(tools, Mapping) else {}
+    commit = tools.get("engram_commit")
+    commit = dict(commit) if isinstance(commit, Mapping) else {}
+    commit["approval_mode"] = "approve"
+    tools["engram_commit"] = commit
+    return {**entry, "tools": tools}
 
 
 def _environment(current: Any, command: ServerCommand) -> dict[str, Any]:
@@ -105,12 +138,14 @@ class StdioEntry:
             updated["env"] = env
         else:
             updated.pop("env", None)
-        return updated
+        return _with_commit_approval(updated) if self.commit_approval else updated
 
 
 @dataclass(frozen=True, slots=True)
 class OpenCodeEntry:
     """OpenCode's ``mcp`` entry: the command is a list; ``args`` stays empty."""
+
+    commit_approval: bool = False
 
     def build(self, command: ServerCommand, args: Sequence[str]) -> dict[str, Any]:
         entry: dict[str, Any] = {

@@ -15,6 +15,8 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
   entry) or ``upgrade`` (re-pinned, and ``--always-load`` added or dropped by rule);
 - ``--always-load`` goes only into configurations Claude Code reads, and only when
   no engram Claude hook is installed or being installed;
+- Codex's entry always carries ``approval_mode = "approve"`` for ``engram_commit``:
+  a re-pin adds it back, whatever else it keeps;
 - ``upgrade`` touches only what is already linked.
 """
 
@@ -27,13 +29,13 @@ from typing import Any, Literal
 
 from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
 from engram.hosts.command import HostEnv, ServerCommand, hook_command, server_command
-from engram.hosts.entries import ALWAYS_LOAD
+from engram.hosts.entries import ALWAYS_LOAD, commit_approved
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
 from engram.hosts.hooks import installed_hooks, with_hook, without_hook
 from engram.hosts.target import ConfigFile, PrintedCommand, Scope, Target
 
-__all__ = ["LinkOptions", "Plan", "hook_present", "plan_link", "plan_unlink"]
+__all__ = ["LinkOptions", "Mode", "Plan", "hook_present", "plan_link", "plan_unlink"]
 
 Mode = Literal["link", "upgrade"]
 
@@ -134,6 +136,11 @@ def _plan_entry(
         verb = "added" if existing is None else "updated"
         after = config.with_entry(text, new)
         plan.add(Change(config.path, text, after, f"{verb} {'.'.join(config.key)}"))
+    if existing is not None and config.shape.commit_approval and not commit_approved(existing):
+        plan.notes.append(
+            f'set tools.engram_commit approval_mode = "approve" in {config.path}, '
+            "so that the host asks you before every engram_commit"
+        )
     if new != config.shape.build(command, wanted):
         plan.notes.append(
             f"kept your engram entry in {config.path} (it differs from engram's; "
