@@ -231,3 +231,55 @@ def test_a_codex_entry_without_the_commit_approval_warns(run: Run, home: Path) -
         c for c in _checks(run("doctor", "--json").output) if c["id"] == "host.codex_approval"
     ]
     assert [c["status"] for c in approval] == ["pass"]
+
+
+def test_an_entry_left_with_a_runners_arguments_warns_until_upgraded(
+    run: Run, workspace: Path
+) -> None:
+    npx = ["-y", "--package", "@the-long-ride/engram@0.0.28", "engram-mcp"]
+    script = str(SCRIPTS / "engram-mcp")
+    entry = {"command": script, "args": npx, "env": {PIN_VARIABLE: __version__}}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.args"] == {
+        "id": "host.args",
+        "status": "warn",
+        "severity": "warning",
+        "message": "engram-mcp is given arguments it does not take: "
+        "-y --package @the-long-ride/engram@0.0.28 engram-mcp",
+        "remediation": "engram upgrade",
+        "subject": f"claude (workspace: {workspace / '.mcp.json'})",
+    }
+    assert by_id["host.handshake"]["status"] == "pass"
+    run("upgrade")
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert (by_id["host.args"]["status"], by_id["host.args"]["message"]) == (
+        "pass",
+        "engram-mcp options: --always-load",
+    )
+
+
+def test_an_unknown_engram_mcp_option_warns(run: Run, workspace: Path) -> None:
+    entry = {"command": str(SCRIPTS / "engram-mcp"), "args": ["--always-lod"]}
+    path = workspace / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.args"]["message"] == (
+        "engram-mcp is given arguments it does not take: --always-lod"
+    )
+    assert by_id["host.args"]["remediation"] == f"remove them from {path}"
+
+
+def test_a_command_naming_no_engram_mcp_warns_that_it_cannot_be_repinned(
+    run: Run, home: Path
+) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[mcp_servers.engram]\ncommand = "/opt/run-engram.sh"\n')
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.args"]["message"] == (
+        "`/opt/run-engram.sh` names no engram-mcp: engram cannot re-pin it"
+    )
+    assert by_id["host.args"]["remediation"] == (
+        "engram link codex --global --force (replaces it with engram's entry)"
+    )

@@ -135,3 +135,30 @@ def test_link_all_with_no_host_found_changes_nothing(run: Run, workspace: Path) 
     assert "no agent host found on this machine" in result.output
     assert result.output.endswith("nothing to change\n")
     assert list(workspace.iterdir()) == []
+
+
+def test_link_repins_an_npx_entry_and_says_what_it_changed(run: Run, workspace: Path) -> None:
+    npx = ["-y", "--package", "@the-long-ride/engram@0.0.28", "engram-mcp"]
+    path = workspace / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"engram": {"command": "npx", "args": npx}}}))
+    result = run("link", "claude")
+    script = SCRIPTS / "engram-mcp"
+    assert result.output.splitlines()[0] == "wrote .mcp.json: updated mcpServers.engram"
+    assert result.output.splitlines()[-2:] == [
+        f"note: re-pinned your engram entry in {path}: engram-mcp was started by "
+        f"`npx {' '.join(npx)}`, now by this engram's `{script}`",
+        f"note: kept your engram entry's args in {path} "
+        "(engram's differ; --force replaces them; `engram upgrade` adds --always-load)",
+    ]
+    assert json.loads(path.read_text())["mcpServers"]["engram"] == {
+        "command": str(script),
+        "args": [],
+        "env": {PIN_VARIABLE: __version__},
+    }
+    upgraded = {
+        "command": str(script),
+        "args": ["--always-load"],
+        "env": {PIN_VARIABLE: __version__},
+    }
+    dry = run("upgrade", "--dry-run").output.splitlines()
+    assert "+" + json.dumps({"mcpServers": {"engram": upgraded}}) in dry

@@ -4,6 +4,9 @@ MCP handshake.
 For each engram entry a host would read (:func:`engram.hosts.survey.survey`):
 
 - ``host.entry``: the entry parses and names a command;
+- ``host.args``: engram-mcp receives only options it knows: no words left by
+  another launcher (``engram-mcp -y --package … engram-mcp``), no unknown option
+  (the server would start, ignoring them), and the command names engram-mcp at all;
 - ``host.command``: that command exists (absolute path, or found on ``PATH``);
 - ``host.pin``: a pinned entry's version marker matches this engram and the server
   it starts (``skip`` for the unpinned ``engram-mcp`` form);
@@ -37,13 +40,11 @@ from typing import Any
 from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
 from engram.demo.client import StdioClient
-from engram.hosts.command import HostEnv
+from engram.hosts.command import HostEnv, read_command_line
 from engram.hosts.entries import commit_approved
 from engram.hosts.survey import Registration, session_hooks, survey
 
 __all__ = ["Handshake", "handshake", "host_checks"]
-
-_RELINK = "engram upgrade (or engram link {target} --force)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,15 +121,41 @@ def _resolve(program: str, env: HostEnv) -> str | None:
     return env.which(program) if program else None
 
 
+def _relink(registration: Registration) -> str:
+    """``engram link`` for this registration's target and scope, with ``--force``."""
+    scope = " --global" if registration.scope == "global" else ""
+    return f"engram link {registration.target.name}{scope} --force"
+
+
+def _args_check(registration: Registration) -> CheckResult:
+    subject, argv = registration.subject, registration.argv
+    line = read_command_line(argv)
+    if line is None:
+        message = f"`{shlex.join(argv)}` names no engram-mcp: engram cannot re-pin it"
+        fix = f"{_relink(registration)} (replaces it with engram's entry)"
+        return CheckResult("host.args", "warn", "warning", message, fix, subject)
+    stray = (*line.leftover, *line.unknown_options)
+    if stray:
+        message = f"engram-mcp is given arguments it does not take: {shlex.join(stray)}"
+        # A re-pin replaces a launcher's leftover words, and keeps options as they are.
+        fix = "engram upgrade" if line.leftover else f"remove them from {registration.path}"
+        return CheckResult("host.args", "warn", "warning", message, fix, subject)
+    options = shlex.join(line.options) or "none"
+    return CheckResult(
+        "host.args", "pass", "warning", f"engram-mcp options: {options}", None, subject
+    )
+
+
 def _registration_checks(
     registration: Registration, context: DoctorContext
 ) -> Iterator[CheckResult]:
     subject, argv = registration.subject, registration.argv
-    fix = _RELINK.format(target=registration.target.name)
+    fix = f"engram upgrade (or {_relink(registration)})"
     if not argv or not argv[0]:
         yield CheckResult("host.entry", "fail", "error", "entry names no command", fix, subject)
         return
     yield CheckResult("host.entry", "pass", "error", f"runs {shlex.join(argv)}", None, subject)
+    yield _args_check(registration)
     if _resolve(argv[0], context.env) is None:
         message = f"command not found: {argv[0]}"
         yield CheckResult("host.command", "fail", "error", message, fix, subject)

@@ -10,8 +10,11 @@ Two shapes exist (upstream-facts.md, "Host registration"):
   "enabled": true}`` with the environment under ``environment``.
 
 An entry shape builds engram's entry, reads the command back (for ``doctor``), and
-re-pins an existing entry: it changes only the program, its prefix and the pin
-marker, and keeps every other key and argument the person may have added. One part
+re-pins an existing entry: it replaces whatever launched engram-mcp (a program and
+its prefix, or a runner such as ``npx -y --package … engram-mcp``; see
+:func:`~engram.hosts.command.read_command_line`) with this engram's command and pin
+marker, and keeps engram-mcp's own options and every other key the person may have
+added. One part
 is never left to the person: Codex's approval table, which makes Codex ask the human
 before every ``engram_commit`` (mcp-server.txt, "Approval and commit"), is added
 back by every re-pin.
@@ -23,9 +26,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engram.hosts.command import PIN_VARIABLE, ServerCommand, strip_prefix
+from engram.hosts.command import PIN_VARIABLE, CommandLine, ServerCommand, read_command_line
 
-__all__ = ["ALWAYS_LOAD", "EntryShape", "OpenCodeEntry", "StdioEntry", "commit_approved"]
+__all__ = [
+    "ALWAYS_LOAD",
+    "EntryShape",
+    "OpenCodeEntry",
+    "StdioEntry",
+    "commit_approved",
+    "with_commit_approval",
+]
 
 ALWAYS_LOAD = "--always-load"
 #: Codex's per-tool setting that makes it ask the human before every call.
@@ -54,14 +64,15 @@ class EntryShape(Protocol):
         """The environment the host adds for the server."""
         ...
 
-    def args(self, entry: Mapping[str, Any]) -> list[str]:
-        """engram-mcp's own arguments (after any ``-m engram.mcp`` prefix)."""
+    def command_line(self, entry: Mapping[str, Any]) -> CommandLine | None:
+        """The part of the command line a re-pin rewrites, split where engram-mcp
+        starts; ``None`` when it does not name engram-mcp (a wrapper script)."""
         ...
 
     def repin(
-        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+        self, entry: Mapping[str, Any], command: ServerCommand, options: Sequence[str]
     ) -> dict[str, Any]:
-        """``entry`` running ``command`` (and ``args`` when given), other keys kept."""
+        """``entry`` running ``command`` with engram-mcp ``options``, other keys kept."""
         ...
 
 
@@ -79,7 +90,7 @@ def commit_approved(entry: Mapping[str, Any]) -> bool:
     return bool(node == "approve")
 
 
-def _with_commit_approval(entry: dict[str, Any]) -> dict[str, Any]:
+def with_commit_approval(entry: dict[str, Any]) -> dict[str, Any]:
     """``entry`` with ``approval_mode = "approve"``; other tool settings kept."""
     tools = entry.get("tools")
     tools = dict(tools) if isinstance(tools, Mapping) else {}
@@ -123,27 +134,30 @@ class StdioEntry:
         env = entry.get("env")
         return {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else {}
 
-    def args(self, entry: Mapping[str, Any]) -> list[str]:
-        return strip_prefix(_strings(entry.get("args")))
+    def command_line(self, entry: Mapping[str, Any]) -> CommandLine | None:
+        return read_command_line(self.argv(entry))
 
     def repin(
-        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+        self, entry: Mapping[str, Any], command: ServerCommand, options: Sequence[str]
     ) -> dict[str, Any]:
         updated = dict(entry)
         updated["command"] = command.program
-        kept = self.args(entry) if args is None else list(args)
-        updated["args"] = [*command.prefix, *kept]
+        updated["args"] = [*command.prefix, *options]
         env = _environment(entry.get("env"), command)
         if env:
             updated["env"] = env
         else:
             updated.pop("env", None)
-        return _with_commit_approval(updated) if self.commit_approval else updated
+        return with_commit_approval(updated) if self.commit_approval else updated
 
 
 @dataclass(frozen=True, slots=True)
 class OpenCodeEntry:
-    """OpenCode's ``mcp`` entry: the command is a list; ``args`` stays empty."""
+    """OpenCode's ``mcp`` entry: the command is a list; ``args`` stays empty.
+
+    engram writes the whole command line into ``command``; a re-pin rewrites only
+    that list and leaves ``args`` (where a person may have put options) alone.
+    """
 
     commit_approval: bool = False
 
@@ -165,15 +179,14 @@ class OpenCodeEntry:
         env = entry.get("environment")
         return {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else {}
 
-    def args(self, entry: Mapping[str, Any]) -> list[str]:
-        return strip_prefix(self.argv(entry)[1:])
+    def command_line(self, entry: Mapping[str, Any]) -> CommandLine | None:
+        return read_command_line(_strings(entry.get("command")))
 
     def repin(
-        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+        self, entry: Mapping[str, Any], command: ServerCommand, options: Sequence[str]
     ) -> dict[str, Any]:
         updated = dict(entry)
-        kept = strip_prefix(_strings(entry.get("command"))[1:]) if args is None else list(args)
-        updated["command"] = [*command.argv, *kept]
+        updated["command"] = [*command.argv, *options]
         env = _environment(entry.get("environment"), command)
         if env:
             updated["environment"] = env

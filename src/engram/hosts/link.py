@@ -22,6 +22,7 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any, Literal
 
 from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
 from engram.hosts.command import HostEnv, ServerCommand, hook_command, server_command
-from engram.hosts.entries import ALWAYS_LOAD, commit_approved
+from engram.hosts.entries import ALWAYS_LOAD, commit_approved, with_commit_approval
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
 from engram.hosts.hooks import installed_hooks, with_hook, without_hook
@@ -104,22 +105,74 @@ def _upgraded_args(current: Sequence[str], wanted: Sequence[str]) -> list[str]:
     return [*(arg for arg in wanted if arg == ALWAYS_LOAD), *kept]
 
 
-def _new_entry(
+def _repinned(
     config: ConfigFile,
-    existing: dict[str, Any] | None,
+    existing: dict[str, Any],
     command: ServerCommand,
     wanted: list[str],
-    options: LinkOptions,
+    mode: Mode,
 ) -> dict[str, Any] | None:
-    desired = config.shape.build(command, wanted)
-    if existing is None:
-        return None if options.mode == "upgrade" else desired
-    if options.force:
-        return desired
-    if options.mode == "upgrade":
-        args = _upgraded_args(config.shape.args(existing), wanted)
-        return config.shape.repin(existing, command, args)
-    return config.shape.repin(existing, command)
+    """``existing`` running ``command``, engram-mcp's options kept (``upgrade``: the
+    ``--always-load`` rule applied); ``None`` when its command names no engram-mcp."""
+    line = config.shape.command_line(existing)
+    if line is None:
+        return None
+    options = list(line.options)
+    if mode == "upgrade":
+        options = _upgraded_args(options, wanted)
+    return config.shape.repin(existing, command, options)
+
+
+def _differences(entry: dict[str, Any], desired: dict[str, Any]) -> list[str]:
+    keys = [*entry, *(key for key in desired if key not in entry)]
+    return [key for key in keys if entry.get(key) != desired.get(key)]
+
+
+def _kept_note(
+    config: ConfigFile, new: dict[str, Any], desired: dict[str, Any], wanted: list[str], mode: Mode
+) -> str:
+    """What a kept entry keeps, and what would change it."""
+    fields = " and ".join(_differences(new, desired))
+    hint = ""
+    line = config.shape.command_line(new)
+    if mode == "link" and line is not None and (ALWAYS_LOAD in line.options) != bool(wanted):
+        hint = f"; `engram upgrade` {'adds' if wanted else 'drops'} {ALWAYS_LOAD}"
+    return (
+        f"kept your engram entry's {fields} in {config.path} "
+        f"(engram's differ; --force replaces them{hint})"
+    )
+
+
+def _entry_notes(
+    config: ConfigFile,
+    existing: dict[str, Any],
+    new: dict[str, Any],
+    desired: dict[str, Any],
+    wanted: list[str],
+    mode: Mode,
+) -> list[str]:
+    notes = []
+    old_line, new_line = config.shape.command_line(existing), config.shape.command_line(new)
+    if old_line is not None and new_line is not None and not old_line.own_form:
+        notes.append(
+            f"re-pinned your engram entry in {config.path}: engram-mcp was started by "
+            f"`{shlex.join(old_line.launcher)}`, now by this engram's "
+            f"`{shlex.join(new_line.launcher)}`"
+        )
+    if config.shape.commit_approval and not commit_approved(existing):
+        notes.append(
+            f'set tools.engram_commit approval_mode = "approve" in {config.path}, '
+            "so that the host asks you before every engram_commit"
+        )
+    if new_line is None:
+        argv = shlex.join(config.shape.argv(existing))
+        notes.append(
+            f"kept your engram entry in {config.path} as it is: `{argv}` does not name "
+            "engram-mcp, so engram cannot re-pin it (--force replaces it with engram's)"
+        )
+    elif _differences(new, desired):
+        notes.append(_kept_note(config, new, desired, wanted, mode))
+    return notes
 
 
 def _plan_entry(
@@ -129,23 +182,25 @@ def _plan_entry(
     text = plan.read(config.path)
     existing = config.entry_in(text) if text is not None else None
     wanted = _wanted_args(config.always_load, hooked)
-    new = _new_entry(config, existing, command, wanted, options)
-    if new is None:
-        return
+    desired = config.shape.build(command, wanted)
+    if existing is None:
+        if options.mode == "upgrade":
+            return
+        new = desired
+    elif options.force:
+        new = desired
+    else:
+        repinned = _repinned(config, existing, command, wanted, options.mode)
+        # An entry engram cannot re-pin (a wrapper script) keeps its command, but
+        # never goes without the commit approval.
+        kept = existing if not config.shape.commit_approval else with_commit_approval(existing)
+        new = repinned if repinned is not None else kept
     if new != existing:
         verb = "added" if existing is None else "updated"
         after = config.with_entry(text, new)
         plan.add(Change(config.path, text, after, f"{verb} {'.'.join(config.key)}"))
-    if existing is not None and config.shape.commit_approval and not commit_approved(existing):
-        plan.notes.append(
-            f'set tools.engram_commit approval_mode = "approve" in {config.path}, '
-            "so that the host asks you before every engram_commit"
-        )
-    if new != config.shape.build(command, wanted):
-        plan.notes.append(
-            f"kept your engram entry in {config.path} (it differs from engram's; "
-            "--force replaces it, `engram upgrade` re-pins it)"
-        )
+    if existing is not None and not options.force:
+        plan.notes += _entry_notes(config, existing, new, desired, wanted, options.mode)
 
 
 def _plan_printed(plan: Plan, printed: PrintedCommand, env: HostEnv, mode: Mode) -> None:
