@@ -162,3 +162,51 @@ def test_link_repins_an_npx_entry_and_says_what_it_changed(run: Run, workspace: 
     }
     dry = run("upgrade", "--dry-run").output.splitlines()
     assert "+" + json.dumps({"mcpServers": {"engram": upgraded}}) in dry
+
+
+def _registered(home: Path, args: list[str]) -> None:
+    """A user-scope registration, as `claude mcp add` leaves it in ~/.claude.json."""
+    entry = {
+        "type": "stdio",
+        "command": str(SCRIPTS / "engram-mcp"),
+        "args": args,
+        "env": {PIN_VARIABLE: __version__},
+    }
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+
+
+def test_claude_global_leaves_always_load_out_when_a_claude_hook_is_installed(run: Run) -> None:
+    run("link", "claude", "--hooks")
+    result = run("link", "claude", "--global")
+    assert result.output == (
+        "note: run: claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}\n"
+    )
+
+
+def test_a_user_registration_that_follows_the_hook_rule_is_already_registered(
+    run: Run, home: Path
+) -> None:
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text(
+        '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", '
+        '"command": "engram hook claude", "timeout": 30}]}]}}\n'
+    )
+    _registered(home, [])
+    expected = f"note: already registered in {home / '.claude.json'}\n"
+    assert run("link", "claude", "--global").output == expected
+    assert run("upgrade").output == expected
+
+
+def test_upgrade_prints_the_re_pin_that_drops_always_load_once_hooked(run: Run, home: Path) -> None:
+    run("link", "claude", "--hooks")
+    _registered(home, ["--always-load"])
+    assert run("link", "claude", "--global").output == (
+        f"note: already registered in {home / '.claude.json'} "
+        "(`engram upgrade` drops --always-load)\n"
+    )
+    assert run("upgrade").output == (
+        "note: to re-pin, run: claude mcp remove --scope user engram && "
+        "claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}\n"
+    )

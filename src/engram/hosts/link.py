@@ -30,7 +30,12 @@ from typing import Any, Literal
 
 from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
 from engram.hosts.command import HostEnv, ServerCommand, hook_command, server_command
-from engram.hosts.entries import ALWAYS_LOAD, commit_approved, with_commit_approval
+from engram.hosts.entries import (
+    ALWAYS_LOAD,
+    EntryShape,
+    commit_approved,
+    with_commit_approval,
+)
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
 from engram.hosts.hooks import installed_hooks, with_hook, without_hook
@@ -123,6 +128,14 @@ def _repinned(
     return config.shape.repin(existing, command, options)
 
 
+def _upgrade_hint(shape: EntryShape, entry: dict[str, Any], wanted: list[str], mode: Mode) -> str:
+    """What ``engram upgrade`` would still change after ``link`` kept ``entry``'s options."""
+    line = shape.command_line(entry)
+    if mode == "upgrade" or line is None or (ALWAYS_LOAD in line.options) == bool(wanted):
+        return ""
+    return f"`engram upgrade` {'adds' if wanted else 'drops'} {ALWAYS_LOAD}"
+
+
 def _differences(entry: dict[str, Any], desired: dict[str, Any]) -> list[str]:
     keys = [*entry, *(key for key in desired if key not in entry)]
     return [key for key in keys if entry.get(key) != desired.get(key)]
@@ -133,13 +146,10 @@ def _kept_note(
 ) -> str:
     """What a kept entry keeps, and what would change it."""
     fields = " and ".join(_differences(new, desired))
-    hint = ""
-    line = config.shape.command_line(new)
-    if mode == "link" and line is not None and (ALWAYS_LOAD in line.options) != bool(wanted):
-        hint = f"; `engram upgrade` {'adds' if wanted else 'drops'} {ALWAYS_LOAD}"
+    hint = _upgrade_hint(config.shape, new, wanted, mode)
     return (
         f"kept your engram entry's {fields} in {config.path} "
-        f"(engram's differ; --force replaces them{hint})"
+        f"(engram's differ; --force replaces them{'; ' + hint if hint else ''})"
     )
 
 
@@ -203,21 +213,38 @@ def _plan_entry(
         plan.notes += _entry_notes(config, existing, new, desired, wanted, options.mode)
 
 
-def _plan_printed(plan: Plan, printed: PrintedCommand, env: HostEnv, mode: Mode) -> None:
+def _plan_printed(
+    plan: Plan, printed: PrintedCommand, target: Target, env: HostEnv, options: LinkOptions
+) -> None:
+    """The command to run for a registration engram prints (Claude's user scope).
+
+    The printed command follows the file rules: ``link`` re-pins the program and
+    keeps the registered options, ``upgrade`` also applies the ``--always-load``
+    rule (a user-scope link never installs a hook, but one may be installed here or
+    for the user), ``--force`` prints engram's own registration.
+    """
+    registry = printed.registry
     command = server_command(env)
-    # Claude's user-level hooks are never installed by engram (hooks are per workspace).
-    wanted = _wanted_args(printed.always_load, hooked=False)
-    add = printed.add(command, wanted)
-    _, existing = printed.registry.read()
-    shape = printed.registry.shape
-    desired = shape.build(command, wanted)
+    wanted = _wanted_args(printed.always_load, hook_present(target, env))
+    desired = registry.shape.build(command, wanted)
+    _, existing = registry.read()
     if existing is None:
-        if mode == "link":
-            plan.notes.append(f"run: {add}")
-    elif shape.argv(existing) == shape.argv(desired) and shape.env(existing) == shape.env(desired):
-        plan.notes.append(f"already registered in {printed.registry.path}")
+        if options.mode == "link":
+            plan.notes.append(f"run: {printed.add(desired)}")
+        return
+    new = desired if options.force else _repinned(registry, existing, command, wanted, options.mode)
+    shape, replace = registry.shape, f"{printed.remove} && {printed.add(new or desired)}"
+    if new is None:
+        argv = shlex.join(shape.argv(existing))
+        plan.notes.append(
+            f"kept the engram registration in {registry.path}: `{argv}` does not name "
+            f"engram-mcp, so engram cannot re-pin it (to replace it, run: {replace})"
+        )
+    elif shape.argv(new) != shape.argv(existing) or shape.env(new) != shape.env(existing):
+        plan.notes.append(f"to re-pin, run: {replace}")
     else:
-        plan.notes.append(f"to re-pin, run: {printed.remove} && {add}")
+        hint = _upgrade_hint(shape, new, wanted, options.mode)
+        plan.notes.append(f"already registered in {registry.path}" + (f" ({hint})" if hint else ""))
 
 
 def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions, what: str) -> None:
@@ -264,7 +291,7 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
         hooked = installing or hook_present(target, env)
         _plan_entry(plan, registration, env, options, hooked)
     elif isinstance(registration, PrintedCommand):
-        _plan_printed(plan, registration, env, options.mode)
+        _plan_printed(plan, registration, target, env, options)
     elif options.mode == "link":
         plan.notes.append(f"{target.title}: {scope} MCP registration skipped: {registration}")
     if scope == "global":
