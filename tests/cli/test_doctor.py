@@ -283,3 +283,21 @@ def test_a_command_naming_no_engram_mcp_warns_that_it_cannot_be_repinned(
     assert by_id["host.args"]["remediation"] == (
         "engram link codex --global --force (replaces it with engram's entry)"
     )
+
+
+def test_an_engram_hook_in_a_shared_group_is_checked_alone(run: Run, workspace: Path) -> None:
+    engram = f"{SCRIPTS / 'engram'} hook claude"
+    group = {"hooks": [{"command": "./mine.sh"}, {"type": "command", "command": engram}]}
+    (workspace / ".claude").mkdir()
+    settings = workspace / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [group]}}))
+    hooks = [c for c in _checks(run("doctor", "--json").output) if c["id"] == "host.hook"]
+    assert hooks == [
+        {
+            "id": "host.hook",
+            "status": "pass",
+            "severity": "error",
+            "message": f"session hook runs {engram}",
+            "subject": f"claude ({settings})",
+        }
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,26 @@ def test_upgrade_prints_the_re_pin_that_drops_always_load_once_hooked(run: Run, 
         "claude mcp add --scope user engram "
         f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}\n"
     )
+
+
+def _shared_group_settings(workspace: Path) -> Path:
+    """A SessionStart group someone wrote, holding their hook and engram's."""
+    engram = shlex.join([str(SCRIPTS / "engram"), "hook", "claude"])
+    group = {"hooks": [{"command": "./mine.sh"}, {"type": "command", "command": engram}]}
+    path = workspace / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": {"SessionStart": [group]}}, indent=2) + "\n")
+    return path
+
+
+def test_an_engram_hook_in_a_shared_group_counts_as_installed(run: Run, workspace: Path) -> None:
+    settings = _shared_group_settings(workspace)
+    before = settings.read_text()
+    run("link", "claude", "--hooks")
+    assert settings.read_text() == before
+    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert entry["args"] == []
+    run("unlink", "claude")
+    assert json.loads(settings.read_text()) == {
+        "hooks": {"SessionStart": [{"hooks": [{"command": "./mine.sh"}]}]}
+    }

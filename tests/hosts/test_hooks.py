@@ -115,3 +115,86 @@ def test_run_hook_answers_with_empty_context_when_loading_fails() -> None:
     run_hook("cursor", load, stdin=io.StringIO(""), stdout=stdout, stderr=stderr)
     assert json.loads(stdout.getvalue()) == {"additional_context": ""}
     assert "no memory here" in stderr.getvalue()
+
+
+MIXED = """{
+  "hooks": {
+    "SessionStart": [
+      {
+        "matcher": "startup",
+        "hooks": [
+          {"type": "command", "command": "./mine.sh"},
+          {"type": "command", "command": "/old/bin/engram hook claude --budget-tokens 800"}
+        ]
+      }
+    ]
+  }
+}
+"""
+
+
+def test_an_engram_hook_inside_someone_elses_group_is_recognised() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    assert installed_hooks(spec, MIXED, FILE) == [
+        {"type": "command", "command": "/old/bin/engram hook claude --budget-tokens 800"}
+    ]
+
+
+def test_relinking_repins_an_engram_hook_where_it_is_and_adds_no_second_one() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    repinned = with_hook(spec, MIXED, "/new/bin/engram hook claude", FILE)
+    assert repinned == MIXED.replace(
+        "/old/bin/engram hook claude --budget-tokens 800",
+        "/new/bin/engram hook claude --budget-tokens 800",
+    )
+    assert with_hook(spec, repinned, "/new/bin/engram hook claude", FILE) == repinned
+
+
+def test_unlink_takes_engrams_hook_out_of_a_shared_group_and_keeps_the_group() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    assert without_hook(spec, MIXED, FILE) == (
+        "{\n"
+        '  "hooks": {\n'
+        '    "SessionStart": [\n'
+        "      {\n"
+        '        "matcher": "startup",\n'
+        '        "hooks": [\n'
+        '          {"type": "command", "command": "./mine.sh"}\n'
+        "        ]\n"
+        "      }\n"
+        "    ]\n"
+        "  }\n"
+        "}\n"
+    )
+
+
+def test_unlink_removes_a_group_that_held_only_engrams_hooks() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    mine = '{"matcher": "resume", "hooks": [{"type": "command", "command": "./mine.sh"}]}'
+    engrams = (
+        '{"hooks": [{"type": "command", "command": "engram hook claude"}, '
+        '{"type": "command", "command": "engram hook claude --budget-tokens 900"}]}'
+    )
+    text = f'{{"hooks": {{"SessionStart": [{engrams}, {mine}]}}, "model": "opus"}}'
+    assert without_hook(spec, text, FILE) == (
+        f'{{"hooks": {{"SessionStart": [{mine}]}}, "model": "opus"}}'
+    )
+    assert without_hook(spec, f'{{"hooks": {{"SessionStart": [{engrams}]}}}}', FILE) is None
+
+
+def test_cursor_flat_items_are_repinned_in_place() -> None:
+    spec = CURSOR.hooks
+    assert spec is not None
+    text = (
+        '{"version": 1, "hooks": {"sessionStart": [{"command": "engram hook cursor", '
+        '"timeout": 60}, {"command": "./mine.sh"}]}}'
+    )
+    repinned = with_hook(spec, text, "/v/bin/engram hook cursor", FILE)
+    assert repinned == text.replace('"engram hook cursor"', '"/v/bin/engram hook cursor"')
+    assert without_hook(spec, repinned, FILE) == (
+        '{"version": 1, "hooks": {"sessionStart": [{"command": "./mine.sh"}]}}'
+    )

@@ -35,7 +35,6 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
@@ -228,18 +227,10 @@ def _codex_approval(registrations: list[Registration]) -> Iterator[CheckResult]:
             )
 
 
-def _hook_commands(item: Any) -> list[str]:
-    if not isinstance(item, dict):
-        return []
-    nested = item.get("hooks")
-    hooks: list[Any] = nested if isinstance(nested, list) else [item]
-    return [hook["command"] for hook in hooks if isinstance(hook, dict) and "command" in hook]
-
-
 def _hook_checks(context: DoctorContext) -> Iterator[CheckResult]:
     for state in session_hooks(context.env):
         subject = f"{state.target.name} ({state.path})"
-        for command in (cmd for item in state.items for cmd in _hook_commands(item)):
+        for command in (str(item["command"]) for item in state.items):
             program = shlex.split(command)[0]
             if _resolve(program, context.env) is None:
                 fix = f"engram upgrade (or engram link {state.target.name} --hooks --force)"
