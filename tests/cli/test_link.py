@@ -234,3 +234,29 @@ def test_an_engram_hook_in_a_shared_group_counts_as_installed(run: Run, workspac
     assert json.loads(settings.read_text()) == {
         "hooks": {"SessionStart": [{"hooks": [{"command": "./mine.sh"}]}]}
     }
+
+
+def test_relinking_keeps_a_customised_hook_with_a_note_and_force_resets_it(
+    run: Run, workspace: Path
+) -> None:
+    engram = shlex.join([str(SCRIPTS / "engram"), "hook", "claude"])
+    mine = {"hooks": [{"type": "command", "command": "./mine.sh"}]}
+    customised = {
+        "matcher": "startup",
+        "hooks": [{"type": "command", "command": engram, "timeout": 60}],
+    }
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [customised, mine]}}, indent=2))
+    before = settings.read_text()
+    result = run("link", "claude", "--hooks")
+    assert settings.read_text() == before
+    assert (
+        f"note: kept your changes to engram's SessionStart hook in {settings} "
+        "(timeout, matcher differ from engram's; --hooks --force resets them)"
+    ) in result.output.splitlines()
+    result = run("link", "claude", "--hooks", "--force")
+    assert "wrote .claude/settings.json: SessionStart hook" in result.output
+    assert "kept your changes" not in result.output
+    own = {"hooks": [{"type": "command", "command": engram, "timeout": 30}]}
+    assert json.loads(settings.read_text()) == {"hooks": {"SessionStart": [mine, own]}}

@@ -15,6 +15,8 @@ hooks in a group someone wrote. Only engram's hook items are changed or removed;
 group goes only when engram's items were all it held. Linking again re-pins
 engram's items where they are: only the program before ``hook`` changes, so the
 item keeps its place, its group and its other settings, and is never added twice.
+As with MCP entries, settings someone changed (a matcher, a timeout) are kept and
+reported (:func:`kept_settings`); ``--force`` resets engram's hook to its own item.
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ from engram.hosts.files import strip_bom
 from engram.hosts.jsonc_edit import JsonDocument, KeyPath
 from engram.hosts.target import HookSpec
 
-__all__ = ["hook_entry", "installed_hooks", "is_hook_command", "with_hook", "without_hook"]
+__all__ = [
+    "hook_entry",
+    "installed_hooks",
+    "is_hook_command",
+    "kept_settings",
+    "with_hook",
+    "without_hook",
+]
 
 #: Where one of engram's hook items is: its index in the event's list and, for
 #: matcher groups, its index in the group's ``hooks`` (``None`` for flat items).
@@ -116,11 +125,47 @@ def _repinned_command(current: str, command: str) -> str:
     return current if words == old else shlex.join(words)
 
 
-def with_hook(spec: HookSpec, text: str | None, command: str, path: Path) -> str:
-    """The hook file with engram's hook running ``command`` (added, or re-pinned)."""
+def _settings(spec: HookSpec, items: list[Any], positions: list[Position]) -> list[str]:
+    """The keys where engram's items (and their groups) differ from engram's own
+    item, the command aside: what someone changed. Sharing a group is not one."""
+    own = hook_entry(spec, "")
+    changed: list[str] = []
+    for group, index in positions:
+        item = items[group] if index is None else items[group]["hooks"][index]
+        model = own if index is None else own["hooks"][0]
+        keys = [*item, *(key for key in model if key not in item)]
+        changed += [key for key in keys if key != "command" and item.get(key) != model.get(key)]
+        if index is not None:
+            changed += [key for key in items[group] if key != "hooks"]
+    return list(dict.fromkeys(changed))
+
+
+def kept_settings(spec: HookSpec, text: str | None, path: Path) -> list[str]:
+    """The settings of engram's hook items that differ from engram's (``matcher``,
+    ``timeout``, …), which linking again keeps; empty when there are none."""
+    if text is None:
+        return []
+    document = _document(spec, strip_bom(text)[1], path)
+    items = _event_items(spec, document)
+    return _settings(spec, items, _positions(spec, items))
+
+
+def with_hook(
+    spec: HookSpec, text: str | None, command: str, path: Path, *, force: bool = False
+) -> str:
+    """The hook file with engram's hook running ``command`` (added, or re-pinned).
+
+    ``force`` resets engram's hook when someone changed it, or when it is installed
+    more than once: its items are removed and engram's own item is appended.
+    """
     bom, body = strip_bom(text or "")
     document = _document(spec, body, path)
-    positions = _positions(spec, _event_items(spec, document))
+    items = _event_items(spec, document)
+    positions = _positions(spec, items)
+    if force and (len(positions) > 1 or _settings(spec, items, positions)):
+        # Containers stay (no pruning): engram's item goes straight back into them.
+        document = _without_items(spec, document, items, positions, prune=False)
+        positions = []
     if not positions:
         if document.root is None:
             for key, value in spec.skeleton.items():
@@ -135,16 +180,25 @@ def with_hook(spec: HookSpec, text: str | None, command: str, path: Path) -> str
     return bom + document.text
 
 
-def _removals(spec: HookSpec, items: list[Any], positions: list[Position]) -> list[KeyPath]:
-    """What to remove, last first: whole groups engram's items fill, else the items."""
-    removals: list[KeyPath] = []
+def _without_items(
+    spec: HookSpec,
+    document: JsonDocument,
+    items: list[Any],
+    positions: list[Position],
+    *,
+    prune: bool,
+) -> JsonDocument:
+    """``document`` without engram's items (last first, so that indices hold):
+    a group they fill goes whole; ``prune`` also removes containers left empty."""
     for group in sorted({group for group, _ in positions}, reverse=True):
         inner = [index for found, index in positions if found == group]
         if inner == [None] or len(inner) == len(items[group]["hooks"]):
-            removals.append(("hooks", spec.event, group))
-        else:
-            removals += [_item_path(spec, (group, index)) for index in reversed(inner)]
-    return removals
+            where = ("hooks", spec.event, group)
+            document = document.remove(where, prune=2 if prune else 0)
+            continue
+        for index in reversed(inner):
+            document = document.remove(_item_path(spec, (group, index)))
+    return document
 
 
 def without_hook(spec: HookSpec, text: str, path: Path) -> str | None:
@@ -156,8 +210,7 @@ def without_hook(spec: HookSpec, text: str, path: Path) -> str | None:
     bom, body = strip_bom(text)
     document = _document(spec, body, path)
     items = _event_items(spec, document)
-    for where in _removals(spec, items, _positions(spec, items)):
-        document = document.remove(where, prune=2 if len(where) == 3 else 0)
+    document = _without_items(spec, document, items, _positions(spec, items), prune=True)
     if document.is_empty() or (spec.skeleton and document.value() == spec.skeleton):
         return None
     return bom + document.text

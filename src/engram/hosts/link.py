@@ -15,6 +15,8 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
   entry) or ``upgrade`` (re-pinned, and ``--always-load`` added or dropped by rule);
 - ``--always-load`` goes only into configurations Claude Code reads, and only when
   no engram Claude hook is installed or being installed;
+- engram's session hook keeps the settings someone changed (a matcher, a timeout)
+  when it is re-pinned, with a note; ``--hooks --force`` resets it;
 - Codex's entry always carries ``approval_mode = "approve"`` for ``engram_commit``:
   a re-pin adds it back, whatever else it keeps;
 - ``upgrade`` touches only what is already linked.
@@ -38,7 +40,7 @@ from engram.hosts.entries import (
 )
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
-from engram.hosts.hooks import installed_hooks, with_hook, without_hook
+from engram.hosts.hooks import installed_hooks, kept_settings, with_hook, without_hook
 from engram.hosts.target import ConfigFile, PrintedCommand, Scope, Target
 
 __all__ = ["LinkOptions", "Mode", "Plan", "hook_present", "plan_link", "plan_unlink"]
@@ -268,18 +270,31 @@ def _plan_instructions(plan: Plan, path: Path, mode: Mode) -> None:
         plan.add(Change(path, before, after, "engram block"))
 
 
-def _plan_hook(plan: Plan, target: Target, env: HostEnv, mode: Mode) -> None:
+def _plan_hook(plan: Plan, target: Target, env: HostEnv, options: LinkOptions) -> None:
     spec = target.hooks
     assert spec is not None
     path = spec.path(env)
     before = plan.read(path)
-    if mode == "upgrade" and not installed_hooks(spec, before, path):
+    if options.mode == "upgrade" and not installed_hooks(spec, before, path):
         return
-    after = with_hook(spec, before, hook_command(env, target.name), path)
-    if spec.note and mode == "link":
+    command = hook_command(env, target.name)
+    after = with_hook(spec, before, command, path, force=options.force)
+    if spec.note and options.mode == "link":
         plan.notes.append(spec.note)
     if after != before:
         plan.add(Change(path, before, after, f"{spec.event} hook"))
+    kept = kept_settings(spec, after, path)
+    if kept:
+        plan.notes.append(
+            f"kept your changes to engram's {spec.event} hook in {path} "
+            f"({', '.join(kept)} differ from engram's; --hooks --force resets them)"
+        )
+    count = len(installed_hooks(spec, after, path))
+    if count > 1:
+        plan.notes.append(
+            f"engram's {spec.event} hook is installed {count} times in {path}, so it runs "
+            f"{count} times a session (--hooks --force leaves one)"
+        )
 
 
 def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) -> Plan:
@@ -301,7 +316,7 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
             plan.notes.append("session hooks are installed per workspace: run without --global")
         return plan
     if installing or (options.mode == "upgrade" and target.hooks is not None):
-        _plan_hook(plan, target, env, options.mode)
+        _plan_hook(plan, target, env, options)
     elif options.hooks:
         plan.notes.append(f"{target.title} has no session hook engram can install")
     if target.slash is not None:
