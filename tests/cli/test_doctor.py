@@ -301,3 +301,15 @@ def test_an_engram_hook_in_a_shared_group_is_checked_alone(run: Run, workspace: 
             "subject": f"claude ({settings})",
         }
     ]
+
+
+def test_doctor_in_a_subdirectory_checks_the_projects_hosts(
+    run: Run, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("link", "claude")
+    sub = workspace / "src"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    checks = _checks(run("doctor", "--json").output)
+    handshakes = [c["subject"] for c in checks if c["id"] == "host.handshake"]
+    assert handshakes == [f"claude (workspace: {workspace / '.mcp.json'})"]

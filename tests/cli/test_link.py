@@ -11,6 +11,7 @@ import pytest
 from engram import __version__
 from engram.cli.main import main
 from engram.hosts.command import PIN_VARIABLE
+from engram.project.layout import init_layout
 from tests.cli.conftest import SCRIPTS, Run
 
 
@@ -260,3 +261,36 @@ def test_relinking_keeps_a_customised_hook_with_a_note_and_force_resets_it(
     assert "kept your changes" not in result.output
     own = {"hooks": [{"type": "command", "command": engram, "timeout": 30}]}
     assert json.loads(settings.read_text()) == {"hooks": {"SessionStart": [mine, own]}}
+
+
+def test_link_from_a_subdirectory_writes_at_the_project_root(
+    run: Run, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    init_layout(workspace)
+    sub = workspace / "src" / "pkg"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    result = run("link", "claude")
+    assert result.output.splitlines()[:2] == [
+        f"project: {workspace}",
+        "wrote .mcp.json: added mcpServers.engram",
+    ]
+    assert (workspace / ".mcp.json").exists()
+    assert sorted(path.name for path in sub.iterdir()) == []
+    assert run("unlink", "claude").output.splitlines()[1] == (
+        "removed .mcp.json: removed mcpServers.engram"
+    )
+    assert not (workspace / ".mcp.json").exists()
+
+
+def test_root_names_the_project_to_link(run: Run, workspace: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    init_layout(other)
+    result = run("link", "cursor", "--root", str(other / "lib"))
+    assert result.output.splitlines()[:2] == [
+        f"project: {other}",
+        "wrote .cursor/mcp.json: added mcpServers.engram",
+    ]
+    assert list(workspace.iterdir()) == []
+    assert run("upgrade", "--root", str(other)).output == f"project: {other}\nnothing to change\n"
