@@ -204,3 +204,112 @@ def test_a_broken_hook_file_is_reported_not_fatal(run: Run, workspace: Path) -> 
     result = run("doctor")
     assert result.exit_code == 1
     assert "FAIL  host.config [claude (workspace)]" in result.output
+
+
+def test_a_codex_entry_without_the_commit_approval_warns(run: Run, home: Path) -> None:
+    run("link", "codex", "--global")
+    config = home / ".codex" / "config.toml"
+    text = config.read_text()
+    config.write_text(text.replace('approval_mode = "approve"', 'approval_mode = "auto"'))
+    result = run("doctor", "--json")
+    approval = [c for c in _checks(result.output) if c["id"] == "host.codex_approval"]
+    assert approval == [
+        {
+            "id": "host.codex_approval",
+            "status": "warn",
+            "severity": "warning",
+            "message": "the entry lacks [mcp_servers.engram.tools.engram_commit] approval_mode = "
+            '"approve", so Codex may run engram_commit without asking the human',
+            "remediation": "engram link codex --global (or engram upgrade)",
+            "subject": f"codex (global: {config})",
+        }
+    ]
+    assert result.exit_code == 0
+    assert run("doctor", "--strict").exit_code == 1
+    run("upgrade")
+    approval = [
+        c for c in _checks(run("doctor", "--json").output) if c["id"] == "host.codex_approval"
+    ]
+    assert [c["status"] for c in approval] == ["pass"]
+
+
+def test_an_entry_left_with_a_runners_arguments_warns_until_upgraded(
+    run: Run, workspace: Path
+) -> None:
+    npx = ["-y", "--package", "@the-long-ride/engram@0.0.28", "engram-mcp"]
+    script = str(SCRIPTS / "engram-mcp")
+    entry = {"command": script, "args": npx, "env": {PIN_VARIABLE: __version__}}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.args"] == {
+        "id": "host.args",
+        "status": "warn",
+        "severity": "warning",
+        "message": "engram-mcp is given arguments it does not take: "
+        "-y --package @the-long-ride/engram@0.0.28 engram-mcp",
+        "remediation": "engram upgrade",
+        "subject": f"claude (workspace: {workspace / '.mcp.json'})",
+    }
+    assert by_id["host.handshake"]["status"] == "pass"
+    run("upgrade")
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert (by_id["host.args"]["status"], by_id["host.args"]["message"]) == (
+        "pass",
+        "engram-mcp options: --always-load",
+    )
+
+
+def test_an_unknown_engram_mcp_option_warns(run: Run, workspace: Path) -> None:
+    entry = {"command": str(SCRIPTS / "engram-mcp"), "args": ["--always-lod"]}
+    path = workspace / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.args"]["message"] == (
+        "engram-mcp is given arguments it does not take: --always-lod"
+    )
+    assert by_id["host.args"]["remediation"] == f"remove them from {path}"
+
+
+def test_a_command_naming_no_engram_mcp_warns_that_it_cannot_be_repinned(
+    run: Run, home: Path
+) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[mcp_servers.engram]\ncommand = "/opt/run-engram.sh"\n')
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.args"]["message"] == (
+        "`/opt/run-engram.sh` names no engram-mcp: engram cannot re-pin it"
+    )
+    assert by_id["host.args"]["remediation"] == (
+        "engram link codex --global --force (replaces it with engram's entry)"
+    )
+
+
+def test_an_engram_hook_in_a_shared_group_is_checked_alone(run: Run, workspace: Path) -> None:
+    engram = f"{SCRIPTS / 'engram'} hook claude"
+    group = {"hooks": [{"command": "./mine.sh"}, {"type": "command", "command": engram}]}
+    (workspace / ".claude").mkdir()
+    settings = workspace / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [group]}}))
+    hooks = [c for c in _checks(run("doctor", "--json").output) if c["id"] == "host.hook"]
+    assert hooks == [
+        {
+            "id": "host.hook",
+            "status": "pass",
+            "severity": "error",
+            "message": f"session hook runs {engram}",
+            "subject": f"claude ({settings})",
+        }
+    ]
+
+
+def test_doctor_in_a_subdirectory_checks_the_projects_hosts(
+    run: Run, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("link", "claude")
+    sub = workspace / "src"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    checks = _checks(run("doctor", "--json").output)
+    handshakes = [c["subject"] for c in checks if c["id"] == "host.handshake"]
+    assert handshakes == [f"claude (workspace: {workspace / '.mcp.json'})"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from engram import __version__
 from engram.cli.main import main
 from engram.hosts.command import PIN_VARIABLE
+from engram.project.layout import init_layout
 from tests.cli.conftest import SCRIPTS, Run
 
 
@@ -135,3 +137,160 @@ def test_link_all_with_no_host_found_changes_nothing(run: Run, workspace: Path) 
     assert "no agent host found on this machine" in result.output
     assert result.output.endswith("nothing to change\n")
     assert list(workspace.iterdir()) == []
+
+
+def test_link_repins_an_npx_entry_and_says_what_it_changed(run: Run, workspace: Path) -> None:
+    npx = ["-y", "--package", "@the-long-ride/engram@0.0.28", "engram-mcp"]
+    path = workspace / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"engram": {"command": "npx", "args": npx}}}))
+    result = run("link", "claude")
+    script = SCRIPTS / "engram-mcp"
+    assert result.output.splitlines()[0] == "wrote .mcp.json: updated mcpServers.engram"
+    assert result.output.splitlines()[-2:] == [
+        f"note: re-pinned your engram entry in {path}: engram-mcp was started by "
+        f"`npx {' '.join(npx)}`, now by this engram's `{script}`",
+        f"note: kept your engram entry's args in {path} "
+        "(engram's differ; --force replaces them; `engram upgrade` adds --always-load)",
+    ]
+    assert json.loads(path.read_text())["mcpServers"]["engram"] == {
+        "command": str(script),
+        "args": [],
+        "env": {PIN_VARIABLE: __version__},
+    }
+    upgraded = {
+        "command": str(script),
+        "args": ["--always-load"],
+        "env": {PIN_VARIABLE: __version__},
+    }
+    dry = run("upgrade", "--dry-run").output.splitlines()
+    assert "+" + json.dumps({"mcpServers": {"engram": upgraded}}) in dry
+
+
+def _registered(home: Path, args: list[str]) -> None:
+    """A user-scope registration, as `claude mcp add` leaves it in ~/.claude.json."""
+    entry = {
+        "type": "stdio",
+        "command": str(SCRIPTS / "engram-mcp"),
+        "args": args,
+        "env": {PIN_VARIABLE: __version__},
+    }
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+
+
+def test_claude_global_leaves_always_load_out_when_a_claude_hook_is_installed(run: Run) -> None:
+    run("link", "claude", "--hooks")
+    result = run("link", "claude", "--global")
+    assert result.output == (
+        "note: run: claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}\n"
+    )
+
+
+def test_a_user_registration_that_follows_the_hook_rule_is_already_registered(
+    run: Run, home: Path
+) -> None:
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text(
+        '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", '
+        '"command": "engram hook claude", "timeout": 30}]}]}}\n'
+    )
+    _registered(home, [])
+    expected = f"note: already registered in {home / '.claude.json'}\n"
+    assert run("link", "claude", "--global").output == expected
+    assert run("upgrade").output == expected
+
+
+def test_upgrade_prints_the_re_pin_that_drops_always_load_once_hooked(run: Run, home: Path) -> None:
+    run("link", "claude", "--hooks")
+    _registered(home, ["--always-load"])
+    assert run("link", "claude", "--global").output == (
+        f"note: already registered in {home / '.claude.json'} "
+        "(`engram upgrade` drops --always-load)\n"
+    )
+    assert run("upgrade").output == (
+        "note: to re-pin, run: claude mcp remove --scope user engram && "
+        "claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}\n"
+    )
+
+
+def _shared_group_settings(workspace: Path) -> Path:
+    """A SessionStart group someone wrote, holding their hook and engram's."""
+    engram = shlex.join([str(SCRIPTS / "engram"), "hook", "claude"])
+    group = {"hooks": [{"command": "./mine.sh"}, {"type": "command", "command": engram}]}
+    path = workspace / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": {"SessionStart": [group]}}, indent=2) + "\n")
+    return path
+
+
+def test_an_engram_hook_in_a_shared_group_counts_as_installed(run: Run, workspace: Path) -> None:
+    settings = _shared_group_settings(workspace)
+    before = settings.read_text()
+    run("link", "claude", "--hooks")
+    assert settings.read_text() == before
+    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert entry["args"] == []
+    run("unlink", "claude")
+    assert json.loads(settings.read_text()) == {
+        "hooks": {"SessionStart": [{"hooks": [{"command": "./mine.sh"}]}]}
+    }
+
+
+def test_relinking_keeps_a_customised_hook_with_a_note_and_force_resets_it(
+    run: Run, workspace: Path
+) -> None:
+    engram = shlex.join([str(SCRIPTS / "engram"), "hook", "claude"])
+    mine = {"hooks": [{"type": "command", "command": "./mine.sh"}]}
+    customised = {
+        "matcher": "startup",
+        "hooks": [{"type": "command", "command": engram, "timeout": 60}],
+    }
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [customised, mine]}}, indent=2))
+    before = settings.read_text()
+    result = run("link", "claude", "--hooks")
+    assert settings.read_text() == before
+    assert (
+        f"note: kept your changes to engram's SessionStart hook in {settings} "
+        "(timeout, matcher differ from engram's; --hooks --force resets them)"
+    ) in result.output.splitlines()
+    result = run("link", "claude", "--hooks", "--force")
+    assert "wrote .claude/settings.json: SessionStart hook" in result.output
+    assert "kept your changes" not in result.output
+    own = {"hooks": [{"type": "command", "command": engram, "timeout": 30}]}
+    assert json.loads(settings.read_text()) == {"hooks": {"SessionStart": [mine, own]}}
+
+
+def test_link_from_a_subdirectory_writes_at_the_project_root(
+    run: Run, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    init_layout(workspace)
+    sub = workspace / "src" / "pkg"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    result = run("link", "claude")
+    assert result.output.splitlines()[:2] == [
+        f"project: {workspace}",
+        "wrote .mcp.json: added mcpServers.engram",
+    ]
+    assert (workspace / ".mcp.json").exists()
+    assert sorted(path.name for path in sub.iterdir()) == []
+    assert run("unlink", "claude").output.splitlines()[1] == (
+        "removed .mcp.json: removed mcpServers.engram"
+    )
+    assert not (workspace / ".mcp.json").exists()
+
+
+def test_root_names_the_project_to_link(run: Run, workspace: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    init_layout(other)
+    result = run("link", "cursor", "--root", str(other / "lib"))
+    assert result.output.splitlines()[:2] == [
+        f"project: {other}",
+        "wrote .cursor/mcp.json: added mcpServers.engram",
+    ]
+    assert list(workspace.iterdir()) == []
+    assert run("upgrade", "--root", str(other)).output == f"project: {other}\nnothing to change\n"

@@ -13,7 +13,13 @@ from engram.hosts.claude import TARGET as CLAUDE
 from engram.hosts.cursor import TARGET as CURSOR
 from engram.hosts.gemini import TARGET as GEMINI
 from engram.hosts.hook_output import HookInput, hook_output, read_hook_input, run_hook
-from engram.hosts.hooks import installed_hooks, is_hook_command, with_hook, without_hook
+from engram.hosts.hooks import (
+    installed_hooks,
+    is_hook_command,
+    kept_settings,
+    with_hook,
+    without_hook,
+)
 
 FILE = Path("hooks.json")
 
@@ -115,3 +121,135 @@ def test_run_hook_answers_with_empty_context_when_loading_fails() -> None:
     run_hook("cursor", load, stdin=io.StringIO(""), stdout=stdout, stderr=stderr)
     assert json.loads(stdout.getvalue()) == {"additional_context": ""}
     assert "no memory here" in stderr.getvalue()
+
+
+MIXED = """{
+  "hooks": {
+    "SessionStart": [
+      {
+        "matcher": "startup",
+        "hooks": [
+          {"type": "command", "command": "./mine.sh"},
+          {"type": "command", "command": "/old/bin/engram hook claude --budget-tokens 800"}
+        ]
+      }
+    ]
+  }
+}
+"""
+
+
+def test_an_engram_hook_inside_someone_elses_group_is_recognised() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    assert installed_hooks(spec, MIXED, FILE) == [
+        {"type": "command", "command": "/old/bin/engram hook claude --budget-tokens 800"}
+    ]
+
+
+def test_relinking_repins_an_engram_hook_where_it_is_and_adds_no_second_one() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    repinned = with_hook(spec, MIXED, "/new/bin/engram hook claude", FILE)
+    assert repinned == MIXED.replace(
+        "/old/bin/engram hook claude --budget-tokens 800",
+        "/new/bin/engram hook claude --budget-tokens 800",
+    )
+    assert with_hook(spec, repinned, "/new/bin/engram hook claude", FILE) == repinned
+
+
+def test_unlink_takes_engrams_hook_out_of_a_shared_group_and_keeps_the_group() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    assert without_hook(spec, MIXED, FILE) == (
+        "{\n"
+        '  "hooks": {\n'
+        '    "SessionStart": [\n'
+        "      {\n"
+        '        "matcher": "startup",\n'
+        '        "hooks": [\n'
+        '          {"type": "command", "command": "./mine.sh"}\n'
+        "        ]\n"
+        "      }\n"
+        "    ]\n"
+        "  }\n"
+        "}\n"
+    )
+
+
+def test_unlink_removes_a_group_that_held_only_engrams_hooks() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    mine = '{"matcher": "resume", "hooks": [{"type": "command", "command": "./mine.sh"}]}'
+    engrams = (
+        '{"hooks": [{"type": "command", "command": "engram hook claude"}, '
+        '{"type": "command", "command": "engram hook claude --budget-tokens 900"}]}'
+    )
+    text = f'{{"hooks": {{"SessionStart": [{engrams}, {mine}]}}, "model": "opus"}}'
+    assert without_hook(spec, text, FILE) == (
+        f'{{"hooks": {{"SessionStart": [{mine}]}}, "model": "opus"}}'
+    )
+    assert without_hook(spec, f'{{"hooks": {{"SessionStart": [{engrams}]}}}}', FILE) is None
+
+
+def test_cursor_flat_items_are_repinned_in_place() -> None:
+    spec = CURSOR.hooks
+    assert spec is not None
+    text = (
+        '{"version": 1, "hooks": {"sessionStart": [{"command": "engram hook cursor", '
+        '"timeout": 60}, {"command": "./mine.sh"}]}}'
+    )
+    repinned = with_hook(spec, text, "/v/bin/engram hook cursor", FILE)
+    assert repinned == text.replace('"engram hook cursor"', '"/v/bin/engram hook cursor"')
+    assert without_hook(spec, repinned, FILE) == (
+        '{"version": 1, "hooks": {"sessionStart": [{"command": "./mine.sh"}]}}'
+    )
+
+
+CUSTOMISED = (
+    '{"hooks": {"SessionStart": ['
+    '{"matcher": "startup", "hooks": [{"type": "command", "command": "engram hook claude", '
+    '"timeout": 60}]}, '
+    '{"hooks": [{"type": "command", "command": "./mine.sh"}]}'
+    "]}}"
+)
+
+
+def test_linking_again_keeps_a_customised_engram_hook_and_names_what_differs() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    repinned = with_hook(spec, CUSTOMISED, "/v/bin/engram hook claude", FILE)
+    assert repinned == CUSTOMISED.replace('"engram hook claude"', '"/v/bin/engram hook claude"')
+    assert kept_settings(spec, repinned, FILE) == ["timeout", "matcher"]
+
+
+def test_force_resets_a_customised_engram_hook_to_engrams_own_item() -> None:
+    spec = CLAUDE.hooks
+    assert spec is not None
+    reset = with_hook(spec, CUSTOMISED, "engram hook claude", FILE, force=True)
+    assert reset == (
+        '{"hooks": {"SessionStart": ['
+        '{"hooks": [{"type": "command", "command": "./mine.sh"}]}, '
+        '{"hooks": [{"type": "command", "command": "engram hook claude", "timeout": 30}]}'
+        "]}}"
+    )
+    assert kept_settings(spec, reset, FILE) == []
+    assert with_hook(spec, reset, "engram hook claude", FILE, force=True) == reset
+
+
+def test_force_leaves_one_hook_where_there_were_two() -> None:
+    spec = CURSOR.hooks
+    assert spec is not None
+    item = {"command": "engram hook cursor", "timeout": 30}
+    twice = json.dumps({"version": 1, "hooks": {"sessionStart": [item, item]}})
+    assert with_hook(spec, twice, "engram hook cursor", FILE) == twice
+    once = with_hook(spec, twice, "engram hook cursor", FILE, force=True)
+    assert json.loads(once) == {"version": 1, "hooks": {"sessionStart": [item]}}
+
+
+def test_a_gemini_hook_without_engrams_name_counts_as_changed() -> None:
+    spec = GEMINI.hooks
+    assert spec is not None
+    hook = {"type": "command", "command": "engram hook gemini", "timeout": 30000}
+    text = json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}})
+    assert kept_settings(spec, text, FILE) == ["name"]

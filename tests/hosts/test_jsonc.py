@@ -148,3 +148,28 @@ def test_hook_items_append_and_remove_exactly(text: str) -> None:
     assert added.get(path)[-1] == item
     removed = added.remove_items(path, lambda value: value == item, prune=1)
     assert removed.text == text
+
+
+@settings(max_examples=200)
+@given(documents())
+def test_an_appended_item_removed_by_its_index_gives_the_text_back(text: str) -> None:
+    path = ("hooks", "SessionStart")
+    item = {"hooks": [{"type": "command", "command": "engram hook claude"}]}
+    added = JsonDocument(text, jsonc=True).append(path, item)
+    last = len(added.get(path)) - 1
+    assert added.get((*path, last, "hooks", 0, "command")) == "engram hook claude"
+    assert added.remove((*path, last), prune=2).text == text
+
+
+def test_indices_reach_array_items_to_replace_and_remove() -> None:
+    text = '{"a": [{"b": [1, 2, 3]}, "x"]}'
+    document = JsonDocument(text, jsonc=False)
+    assert document.set(("a", 0, "b", 1), 20).text == '{"a": [{"b": [1, 20, 3]}, "x"]}'
+    assert document.remove(("a", 0, "b", 2)).text == '{"a": [{"b": [1, 2]}, "x"]}'
+    assert document.get(("a", 5)) is MISSING
+    with pytest.raises(HostConfigShape) as missing:
+        document.set(("a", 7, "c"), 1)
+    assert missing.value.detail == "<text>: a.7.c is not in the document"
+    with pytest.raises(HostConfigShape) as shape:
+        document.get(("a", 0, 0))
+    assert shape.value.detail == "<text>: line 1: a.0 is not a list"

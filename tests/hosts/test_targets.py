@@ -12,7 +12,7 @@ import tomlkit
 from engram.hosts.command import PIN_VARIABLE, HostEnv
 from engram.hosts.files import apply, backup_path
 from engram.hosts.jsonc import parse, to_python
-from engram.hosts.link import LinkOptions, plan_link, plan_unlink
+from engram.hosts.link import LinkOptions, Mode, plan_link, plan_unlink
 from engram.hosts.registry import TARGETS
 from engram.hosts.target import Scope
 from tests.hosts.conftest import install_fixture
@@ -153,7 +153,10 @@ def test_an_existing_always_load_changes_only_with_force_or_upgrade(env: HostEnv
     apply(plan.changes)
     path = env.workspace / ".mcp.json"
     assert json.loads(path.read_text())["mcpServers"]["engram"]["args"] == ["--always-load"]
-    assert any("--force replaces it" in note for note in plan.notes)
+    assert plan.notes == [
+        f"kept your engram entry's args in {path} "
+        "(engram's differ; --force replaces them; `engram upgrade` drops --always-load)"
+    ]
 
     apply(plan_link(TARGETS["claude"], "workspace", env, LinkOptions(mode="upgrade")).changes)
     assert json.loads(path.read_text())["mcpServers"]["engram"]["args"] == []
@@ -175,6 +178,65 @@ def test_codex_block_asks_the_human_before_every_commit(env: HostEnv) -> None:
     entry = config["mcp_servers"]["engram"]
     assert entry["tools"] == {"engram_commit": {"approval_mode": "approve"}}
     assert entry["command"] == str(env.executable.with_name("engram-mcp"))
+
+
+HAND_WRITTEN_CODEX = """# mine
+model = "o3"
+
+[mcp_servers.engram]
+command = "engram-mcp"
+args = ["--no-elicitation"]
+
+[mcp_servers.other]
+command = "x"
+"""
+
+
+@pytest.mark.parametrize("mode", ["link", "upgrade"])
+def test_repinning_a_hand_written_codex_table_adds_the_commit_approval(
+    env: HostEnv, mode: Mode
+) -> None:
+    path = env.home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(HAND_WRITTEN_CODEX)
+    plan = plan_link(TARGETS["codex"], "global", env, LinkOptions(mode=mode))
+    apply(plan.changes)
+    script = env.executable.with_name("engram-mcp")
+    assert path.read_text() == (
+        '# mine\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n'
+        "# engram:start\n"
+        "# Managed by engram link; engram unlink removes this block.\n"
+        "[mcp_servers.engram]\n"
+        f'command = "{script}"\n'
+        'args = ["--no-elicitation"]\n\n'
+        "[mcp_servers.engram.env]\n"
+        f'{PIN_VARIABLE} = "{env.version}"\n\n'
+        "[mcp_servers.engram.tools.engram_commit]\n"
+        'approval_mode = "approve"\n'
+        "# engram:end\n"
+    )
+    assert plan.notes[0] == (
+        f'set tools.engram_commit approval_mode = "approve" in {path}, '
+        "so that the host asks you before every engram_commit"
+    )
+
+
+def test_a_codex_approval_mode_other_than_approve_is_set_back_other_tools_kept(
+    env: HostEnv,
+) -> None:
+    path = env.home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(
+        '[mcp_servers.engram]\ncommand = "engram-mcp"\n\n'
+        '[mcp_servers.engram.tools.engram_commit]\napproval_mode = "auto"\n\n'
+        "[mcp_servers.engram.tools.engram_load]\nenabled = false\n"
+    )
+    _link("codex", "global", env, hooks=False)
+    entry = tomlkit.parse(path.read_text()).unwrap()["mcp_servers"]["engram"]
+    assert entry["tools"] == {
+        "engram_commit": {"approval_mode": "approve"},
+        "engram_load": {"enabled": False},
+    }
 
 
 def test_opencode_entry_has_the_required_shape(home: Path, workspace: Path) -> None:
@@ -211,6 +273,91 @@ def test_link_repins_an_entry_written_by_another_installation(env: HostEnv) -> N
         "env": {PIN_VARIABLE: env.version},
     }
     assert backup_path(path).exists()
+
+
+NPX = ["-y", "--package", "@the-long-ride/engram@0.0.28", "engram-mcp"]
+UVX = ["--from", "engram==0.0.5", "engram-mcp"]
+
+
+@pytest.mark.parametrize(("runner", "runner_args"), [("npx", NPX), ("uvx", UVX)])
+def test_link_repins_a_runner_entry_to_this_engram_and_says_so(
+    env: HostEnv, runner: str, runner_args: list[str]
+) -> None:
+    path = env.workspace / ".mcp.json"
+    old = {"command": runner, "args": [*runner_args, "--no-elicitation"], "cwd": "/srv"}
+    path.write_text(json.dumps({"mcpServers": {"engram": old}}))
+    plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions())
+    apply(plan.changes)
+    script = str(env.executable.with_name("engram-mcp"))
+    assert json.loads(path.read_text())["mcpServers"]["engram"] == {
+        "command": script,
+        "args": ["--no-elicitation"],
+        "cwd": "/srv",
+        "env": {PIN_VARIABLE: env.version},
+    }
+    launcher = " ".join([runner, *runner_args])
+    assert plan.notes == [
+        f"re-pinned your engram entry in {path}: engram-mcp was started by `{launcher}`, "
+        f"now by this engram's `{script}`",
+        f"kept your engram entry's args and cwd in {path} "
+        "(engram's differ; --force replaces them; `engram upgrade` adds --always-load)",
+    ]
+
+
+def test_upgrade_repins_a_runner_entry_and_applies_the_always_load_rule(env: HostEnv) -> None:
+    path = env.workspace / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"engram": {"command": "npx", "args": NPX}}}))
+    plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions(mode="upgrade"))
+    apply(plan.changes)
+    script = str(env.executable.with_name("engram-mcp"))
+    assert json.loads(path.read_text())["mcpServers"]["engram"] == {
+        "command": script,
+        "args": ["--always-load"],
+        "env": {PIN_VARIABLE: env.version},
+    }
+    assert len(plan.notes) == 1
+
+
+def test_upgrade_repairs_an_entry_left_with_a_runners_arguments(env: HostEnv) -> None:
+    path = env.workspace / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    script = str(env.executable.with_name("engram-mcp"))
+    mangled = {"type": "stdio", "command": script, "args": [*NPX, "--root", "/p/engram-mcp"]}
+    path.write_text(json.dumps({"mcpServers": {"engram": mangled}}))
+    _link("cursor", "workspace", env, hooks=False, mode="upgrade")
+    assert json.loads(path.read_text())["mcpServers"]["engram"] == {
+        "type": "stdio",
+        "command": script,
+        "args": ["--root", "/p/engram-mcp"],
+        "env": {PIN_VARIABLE: env.version},
+    }
+
+
+def test_opencode_runner_entry_is_repinned_in_its_command_list(env: HostEnv) -> None:
+    path = env.workspace / "opencode.json"
+    old = {"type": "local", "command": ["npx", *NPX], "args": ["--no-elicitation"]}
+    path.write_text(json.dumps({"mcp": {"engram": old}}))
+    _link("opencode", "workspace", env, hooks=False)
+    assert json.loads(path.read_text())["mcp"]["engram"] == {
+        "type": "local",
+        "command": [str(env.executable.with_name("engram-mcp"))],
+        "args": ["--no-elicitation"],
+        "environment": {PIN_VARIABLE: env.version},
+    }
+
+
+@pytest.mark.parametrize("mode", ["link", "upgrade"])
+def test_an_entry_naming_no_engram_mcp_is_kept_as_it_is_with_a_note(
+    env: HostEnv, mode: Mode
+) -> None:
+    path = env.workspace / ".mcp.json"
+    path.write_text('{"mcpServers": {"engram": {"command": "/opt/run-engram.sh", "args": ["-v"]}}}')
+    plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions(mode=mode))
+    assert [change.path for change in plan.changes if change.path == path] == []
+    assert plan.notes[0] == (
+        f"kept your engram entry in {path} as it is: `/opt/run-engram.sh -v` does not name "
+        "engram-mcp, so engram cannot re-pin it (--force replaces it with engram's)"
+    )
 
 
 def test_force_replaces_an_existing_entry_with_engrams(env: HostEnv) -> None:

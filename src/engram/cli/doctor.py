@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import click
 
+from engram.cli.link import ROOT_OPTION, workspace_root
 from engram.hosts.command import HostEnv
 
 __all__ = [
@@ -134,15 +135,11 @@ def _render(result: CheckResult) -> str:
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @click.option("--strict", is_flag=True, help="Exit with 1 on warnings too.")
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The workspace to check (default: the current directory).",
-)
+@ROOT_OPTION
 def doctor(as_json: bool, strict: bool, root: Path | None) -> None:
     """Check engram's health: linked hosts (with a real MCP handshake each), and more."""
-    env = HostEnv.from_environ(root)
+    # The same project `engram link` writes to, whichever subdirectory this runs in.
+    env = HostEnv.from_environ(workspace_root(root))
     results = run_checks(DoctorContext(root=env.workspace, env=env))
     status = exit_status(results, strict)
     if as_json:

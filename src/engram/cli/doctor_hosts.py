@@ -4,6 +4,9 @@ MCP handshake.
 For each engram entry a host would read (:func:`engram.hosts.survey.survey`):
 
 - ``host.entry``: the entry parses and names a command;
+- ``host.args``: engram-mcp receives only options it knows: no words left by
+  another launcher (``engram-mcp -y --package … engram-mcp``), no unknown option
+  (the server would start, ignoring them), and the command names engram-mcp at all;
 - ``host.command``: that command exists (absolute path, or found on ``PATH``);
 - ``host.pin``: a pinned entry's version marker matches this engram and the server
   it starts (``skip`` for the unpinned ``engram-mcp`` form);
@@ -14,8 +17,11 @@ For each engram entry a host would read (:func:`engram.hosts.survey.survey`):
 
 Also ``host.config`` (a host file that cannot be parsed), ``host.linked`` (nothing
 linked at all), ``host.gemini_trust`` (a Gemini ``mcpServers.engram`` with
-``trust: true`` would skip the confirmation ``engram_commit`` needs) and
-``host.hook`` (an installed session hook's command exists).
+``trust: true`` would skip the confirmation ``engram_commit`` needs),
+``host.codex_approval`` (a Codex entry without
+``[mcp_servers.engram.tools.engram_commit] approval_mode = "approve"`` would not
+ask before every commit) and ``host.hook`` (an installed session hook's command
+exists).
 """
 
 from __future__ import annotations
@@ -29,17 +35,15 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
 from engram.demo.client import StdioClient
-from engram.hosts.command import HostEnv
+from engram.hosts.command import HostEnv, read_command_line
+from engram.hosts.entries import commit_approved
 from engram.hosts.survey import Registration, session_hooks, survey
 
 __all__ = ["Handshake", "handshake", "host_checks"]
-
-_RELINK = "engram upgrade (or engram link {target} --force)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,15 +120,41 @@ def _resolve(program: str, env: HostEnv) -> str | None:
     return env.which(program) if program else None
 
 
+def _relink(registration: Registration) -> str:
+    """``engram link`` for this registration's target and scope, with ``--force``."""
+    scope = " --global" if registration.scope == "global" else ""
+    return f"engram link {registration.target.name}{scope} --force"
+
+
+def _args_check(registration: Registration) -> CheckResult:
+    subject, argv = registration.subject, registration.argv
+    line = read_command_line(argv)
+    if line is None:
+        message = f"`{shlex.join(argv)}` names no engram-mcp: engram cannot re-pin it"
+        fix = f"{_relink(registration)} (replaces it with engram's entry)"
+        return CheckResult("host.args", "warn", "warning", message, fix, subject)
+    stray = (*line.leftover, *line.unknown_options)
+    if stray:
+        message = f"engram-mcp is given arguments it does not take: {shlex.join(stray)}"
+        # A re-pin replaces a launcher's leftover words, and keeps options as they are.
+        fix = "engram upgrade" if line.leftover else f"remove them from {registration.path}"
+        return CheckResult("host.args", "warn", "warning", message, fix, subject)
+    options = shlex.join(line.options) or "none"
+    return CheckResult(
+        "host.args", "pass", "warning", f"engram-mcp options: {options}", None, subject
+    )
+
+
 def _registration_checks(
     registration: Registration, context: DoctorContext
 ) -> Iterator[CheckResult]:
     subject, argv = registration.subject, registration.argv
-    fix = _RELINK.format(target=registration.target.name)
+    fix = f"engram upgrade (or {_relink(registration)})"
     if not argv or not argv[0]:
         yield CheckResult("host.entry", "fail", "error", "entry names no command", fix, subject)
         return
     yield CheckResult("host.entry", "pass", "error", f"runs {shlex.join(argv)}", None, subject)
+    yield _args_check(registration)
     if _resolve(argv[0], context.env) is None:
         message = f"command not found: {argv[0]}"
         yield CheckResult("host.command", "fail", "error", message, fix, subject)
@@ -176,18 +206,31 @@ def _gemini_trust(registrations: list[Registration]) -> Iterator[CheckResult]:
             yield CheckResult("host.gemini_trust", "pass", "warning", message, None, subject)
 
 
-def _hook_commands(item: Any) -> list[str]:
-    if not isinstance(item, dict):
-        return []
-    nested = item.get("hooks")
-    hooks: list[Any] = nested if isinstance(nested, list) else [item]
-    return [hook["command"] for hook in hooks if isinstance(hook, dict) and "command" in hook]
+def _codex_approval(registrations: list[Registration]) -> Iterator[CheckResult]:
+    for registration in registrations:
+        if not registration.shape.commit_approval:
+            continue
+        subject = registration.subject
+        if commit_approved(registration.entry):
+            message = 'Codex asks before engram_commit (approval_mode = "approve")'
+            yield CheckResult("host.codex_approval", "pass", "warning", message, None, subject)
+        else:
+            yield CheckResult(
+                "host.codex_approval",
+                "warn",
+                "warning",
+                "the entry lacks [mcp_servers.engram.tools.engram_commit] "
+                'approval_mode = "approve", so Codex may run engram_commit '
+                "without asking the human",
+                f"engram link {registration.target.name} --global (or engram upgrade)",
+                subject,
+            )
 
 
 def _hook_checks(context: DoctorContext) -> Iterator[CheckResult]:
     for state in session_hooks(context.env):
         subject = f"{state.target.name} ({state.path})"
-        for command in (cmd for item in state.items for cmd in _hook_commands(item)):
+        for command in (str(item["command"]) for item in state.items):
             program = shlex.split(command)[0]
             if _resolve(program, context.env) is None:
                 fix = f"engram upgrade (or engram link {state.target.name} --hooks --force)"
@@ -219,4 +262,5 @@ def host_checks(context: DoctorContext) -> Iterator[CheckResult]:
     for registration in registrations:
         yield from _registration_checks(registration, context)
     yield from _gemini_trust(registrations)
+    yield from _codex_approval(registrations)
     yield from _hook_checks(context)

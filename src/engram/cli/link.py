@@ -5,6 +5,10 @@ Each command plans every change first (:mod:`engram.hosts.link`) and writes only
 when the whole plan could be computed: a host file that cannot be parsed stops the
 command before anything is written (``upgrade`` reports such a host and carries on
 with the others). ``--dry-run`` prints the plan as unified diffs and writes nothing.
+
+The workspace is the project enclosing the current directory (or ``--root DIR``),
+found as ``engram status`` and engram-mcp find it: the nearest directory upwards
+holding ``.agents/.engram``; without one, the directory itself.
 """
 
 from __future__ import annotations
@@ -21,7 +25,35 @@ from engram.hosts.registry import TARGETS, target_named
 from engram.hosts.survey import survey
 from engram.hosts.target import Scope, Target
 
-__all__ = ["link", "unlink", "upgrade"]
+__all__ = ["ROOT_OPTION", "link", "unlink", "upgrade", "workspace_root"]
+
+ROOT_OPTION = click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Work on the project enclosing DIR (default: the current directory).",
+)
+
+
+def workspace_root(start: Path | None = None) -> Path:
+    """The project enclosing ``start`` (default: the current directory): the nearest
+    directory upwards holding ``.agents/.engram``, else ``start`` itself."""
+    from engram.project.layout import NotInitialized, find_root
+
+    begin = (start or Path.cwd()).absolute()
+    try:
+        return find_root(begin).root
+    except NotInitialized:
+        return begin
+
+
+def _environment(root: Path | None) -> HostEnv:
+    """The host environment for the project; says which project when it is not here."""
+    env = HostEnv.from_environ(workspace_root(root))
+    if env.workspace.resolve() != Path.cwd().resolve():
+        click.echo(f"project: {env.workspace}")
+    return env
 
 
 def _shown(path: Path | None, env: HostEnv) -> str:
@@ -75,13 +107,16 @@ def _show_list(env: HostEnv) -> None:
 @click.option("--force", is_flag=True, help="Replace engram's existing entries and files.")
 @click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
 @click.option("--hooks", is_flag=True, help="Also install session-start hooks (workspace).")
-def link(target: str, global_: bool, force: bool, dry_run: bool, hooks: bool) -> None:
+@ROOT_OPTION
+def link(
+    target: str, global_: bool, force: bool, dry_run: bool, hooks: bool, root: Path | None
+) -> None:
     """Register engram-mcp in an agent host (and its hook, /engram command, instructions).
 
     TARGET is one of claude, codex, cursor, gemini, opencode, antigravity, windsurf;
     `all` links every host found on this machine; `list` shows where engram is linked.
     """
-    env = HostEnv.from_environ()
+    env = _environment(root)
     if target == "list":
         _show_list(env)
         return
@@ -97,9 +132,10 @@ def link(target: str, global_: bool, force: bool, dry_run: bool, hooks: bool) ->
 @click.argument("target", metavar="TARGET|all")
 @click.option("--global", "global_", is_flag=True, help="Unlink the user registration.")
 @click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
-def unlink(target: str, global_: bool, dry_run: bool) -> None:
+@ROOT_OPTION
+def unlink(target: str, global_: bool, dry_run: bool, root: Path | None) -> None:
     """Remove engram's entry, hook, /engram command and block; nothing else changes."""
-    env = HostEnv.from_environ()
+    env = _environment(root)
     scope: Scope = "global" if global_ else "workspace"
     chosen = list(TARGETS.values()) if target == "all" else [target_named(target)]
     plan = Plan()
@@ -110,9 +146,10 @@ def unlink(target: str, global_: bool, dry_run: bool) -> None:
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
-def upgrade(dry_run: bool) -> None:
+@ROOT_OPTION
+def upgrade(dry_run: bool, root: Path | None) -> None:
     """Re-pin every linked host to this engram (workspace and user registrations)."""
-    env = HostEnv.from_environ()
+    env = _environment(root)
     plan, failed = Plan(), []
     for target in TARGETS.values():
         for scope in ("workspace", "global"):

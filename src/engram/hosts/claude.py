@@ -11,9 +11,10 @@ Hooks: ``SessionStart`` in ``.claude/settings.json``; slash command
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any
 
-from engram.hosts.command import HostEnv, ServerCommand
+from engram.hosts.command import HostEnv
 from engram.hosts.entries import StdioEntry
 from engram.hosts.target import ConfigFile, HookSpec, PrintedCommand, SlashSpec, Target
 
@@ -22,11 +23,12 @@ __all__ = ["TARGET", "add_command"]
 _SHAPE = StdioEntry()
 
 
-def add_command(command: ServerCommand, args: Sequence[str]) -> str:
-    """``claude mcp add --scope user engram -- <command>`` (with the pin, if any)."""
-    env = [f"--env={key}={value}" for key, value in command.env.items()]
+def add_command(entry: Mapping[str, Any]) -> str:
+    """``claude mcp add --scope user engram -- <command>`` registering ``entry``
+    (its environment, such as the pin marker, as ``--env`` options)."""
+    env = [f"--env={key}={value}" for key, value in _SHAPE.env(entry).items()]
     words = ["claude", "mcp", "add", "--scope", "user", "engram", *env, "--"]
-    return shlex.join([*words, *command.argv, *args])
+    return shlex.join([*words, *_SHAPE.argv(entry)])
 
 
 def _workspace(env: HostEnv) -> ConfigFile:

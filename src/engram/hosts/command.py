@@ -12,6 +12,11 @@ itself is used: ``<python> -m engram.mcp``.
 
 :class:`HostEnv` is the one place that reads ``HOME``, ``XDG_CONFIG_HOME`` and
 ``PATH``; everything else receives it, so tests run in a temporary home.
+
+:func:`read_command_line` splits an entry's command line where ``engram-mcp``
+starts, so that a re-pin replaces whatever launched it (engram's own forms, or a
+runner such as ``npx -y --package @the-long-ride/engram@X engram-mcp`` or ``uvx
+--from engram==X engram-mcp``) and keeps only engram-mcp's own options.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,10 +33,14 @@ from engram import __version__
 
 __all__ = [
     "PIN_VARIABLE",
+    "SERVER_FLAGS",
     "SERVER_SCRIPT",
+    "SERVER_VALUED_OPTIONS",
+    "CommandLine",
     "HostEnv",
     "ServerCommand",
     "hook_command",
+    "read_command_line",
     "server_command",
 ]
 
@@ -40,6 +49,10 @@ CLI_SCRIPT = "engram"
 #: The version marker of a pinned entry (in the entry's environment).
 PIN_VARIABLE = "ENGRAM_PINNED_VERSION"
 _MODULE_PREFIX = ("-m", "engram.mcp")
+#: engram-mcp's options in a host entry (``engram-mcp --help``; a test keeps these
+#: in step with the server's own parser): flags, and options that take a value.
+SERVER_FLAGS = frozenset({"--always-load", "--no-elicitation"})
+SERVER_VALUED_OPTIONS = frozenset({"--host-profile", "--root"})
 
 
 @dataclass(frozen=True)
@@ -112,8 +125,72 @@ def hook_command(env: HostEnv, host: str) -> str:
     return shlex.join([*argv, "hook", host])
 
 
-def strip_prefix(args: list[str]) -> list[str]:
-    """Arguments without a ``-m engram.mcp`` prefix (for re-pinning an entry)."""
-    if tuple(args[: len(_MODULE_PREFIX)]) == _MODULE_PREFIX:
-        return args[len(_MODULE_PREFIX) :]
-    return args
+@dataclass(frozen=True, slots=True)
+class CommandLine:
+    """An entry's command line, split where ``engram-mcp`` starts.
+
+    ``launcher`` is every word up to the one naming the server (``…/engram-mcp``,
+    or ``-m engram.mcp`` after an interpreter), that word included; ``options``
+    are engram-mcp's own arguments.
+    """
+
+    launcher: tuple[str, ...]
+    options: tuple[str, ...]
+
+    @property
+    def own_form(self) -> bool:
+        """Whether the launcher is one of engram's forms (not a runner)."""
+        return len(self.launcher) == self._program_words()
+
+    def _program_words(self) -> int:
+        """How many words the program takes when it is the server itself, else 0."""
+        if _names_server(self.launcher[0]):
+            return 1
+        return 3 if self.launcher[1:3] == _MODULE_PREFIX else 0
+
+    @property
+    def leftover(self) -> tuple[str, ...]:
+        """Another launcher's words left after engram's own program, which engram-mcp
+        receives as arguments (``engram-mcp -y --package … engram-mcp``)."""
+        own = self._program_words()
+        return self.launcher[own:] if own else ()
+
+    @property
+    def unknown_options(self) -> tuple[str, ...]:
+        """Options engram-mcp does not know (it starts anyway, ignoring them)."""
+        unknown, rest = [], list(self.options)
+        while rest:
+            word = rest.pop(0)
+            name, inline, _ = word.partition("=")
+            if word in SERVER_FLAGS or (inline and name in SERVER_VALUED_OPTIONS):
+                continue
+            if word in SERVER_VALUED_OPTIONS and rest:
+                rest.pop(0)
+                continue
+            unknown.append(word)
+        return tuple(unknown)
+
+
+def _names_server(word: str) -> bool:
+    return not word.startswith("-") and Path(word).name == SERVER_SCRIPT
+
+
+def read_command_line(argv: Sequence[str]) -> CommandLine | None:
+    """``argv`` split where engram-mcp starts; ``None`` when no word names it.
+
+    The last word naming the server counts (skipping the values of engram-mcp's
+    own options), so that runner words left before it are part of the launcher.
+    """
+    words, start, index = list(argv), None, 0
+    while index < len(words):
+        if start is not None and words[index] in SERVER_VALUED_OPTIONS:
+            index += 2
+        elif _names_server(words[index]):
+            start = index = index + 1
+        elif index > 0 and tuple(words[index : index + 2]) == _MODULE_PREFIX:
+            start = index = index + 2
+        else:
+            index += 1
+    if start is None:
+        return None
+    return CommandLine(tuple(words[:start]), tuple(words[start:]))

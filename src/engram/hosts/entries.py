@@ -10,8 +10,14 @@ Two shapes exist (upstream-facts.md, "Host registration"):
   "enabled": true}`` with the environment under ``environment``.
 
 An entry shape builds engram's entry, reads the command back (for ``doctor``), and
-re-pins an existing entry: it changes only the program, its prefix and the pin
-marker, and keeps every other key and argument the person may have added.
+re-pins an existing entry: it replaces whatever launched engram-mcp (a program and
+its prefix, or a runner such as ``npx -y --package … engram-mcp``; see
+:func:`~engram.hosts.command.read_command_line`) with this engram's command and pin
+marker, and keeps engram-mcp's own options and every other key the person may have
+added. One part
+is never left to the person: Codex's approval table, which makes Codex ask the human
+before every ``engram_commit`` (mcp-server.txt, "Approval and commit"), is added
+back by every re-pin.
 """
 
 from __future__ import annotations
@@ -20,15 +26,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engram.hosts.command import PIN_VARIABLE, ServerCommand, strip_prefix
+from engram.hosts.command import PIN_VARIABLE, CommandLine, ServerCommand, read_command_line
 
-__all__ = ["ALWAYS_LOAD", "EntryShape", "OpenCodeEntry", "StdioEntry"]
+__all__ = [
+    "ALWAYS_LOAD",
+    "EntryShape",
+    "OpenCodeEntry",
+    "StdioEntry",
+    "commit_approved",
+    "with_commit_approval",
+]
 
 ALWAYS_LOAD = "--always-load"
+#: Codex's per-tool setting that makes it ask the human before every call.
+_APPROVAL = ("tools", "engram_commit", "approval_mode")
 
 
 class EntryShape(Protocol):
-    """How one host writes and reads engram's MCP entry."""
+    """How one host writes and reads engram's MCP entry.
+
+    ``commit_approval`` is true for hosts whose entry must carry the
+    ``tools.engram_commit.approval_mode = "approve"`` table (Codex).
+    """
+
+    @property
+    def commit_approval(self) -> bool: ...
 
     def build(self, command: ServerCommand, args: Sequence[str]) -> dict[str, Any]:
         """engram's entry for ``command`` with engram-mcp ``args``."""
@@ -42,19 +64,41 @@ class EntryShape(Protocol):
         """The environment the host adds for the server."""
         ...
 
-    def args(self, entry: Mapping[str, Any]) -> list[str]:
-        """engram-mcp's own arguments (after any ``-m engram.mcp`` prefix)."""
+    def command_line(self, entry: Mapping[str, Any]) -> CommandLine | None:
+        """The part of the command line a re-pin rewrites, split where engram-mcp
+        starts; ``None`` when it does not name engram-mcp (a wrapper script)."""
         ...
 
     def repin(
-        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+        self, entry: Mapping[str, Any], command: ServerCommand, options: Sequence[str]
     ) -> dict[str, Any]:
-        """``entry`` running ``command`` (and ``args`` when given), other keys kept."""
+        """``entry`` running ``command`` with engram-mcp ``options``, other keys kept."""
         ...
 
 
 def _strings(value: Any) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def commit_approved(entry: Mapping[str, Any]) -> bool:
+    """Whether ``entry`` makes the host ask before every ``engram_commit`` (Codex)."""
+    node: Any = entry
+    for key in _APPROVAL:
+        if not isinstance(node, Mapping) or key not in node:
+            return False
+        node = node[key]
+    return bool(node == "approve")
+
+
+def with_commit_approval(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with ``approval_mode = "approve"``; other tool settings kept."""
+    tools = entry.get("tools")
+    tools = dict(tools) if isinstance(tools, Mapping) else {}
+    commit = tools.get("engram_commit")
+    commit = dict(commit) if isinstance(commit, Mapping) else {}
+    commit["approval_mode"] = "approve"
+    tools["engram_commit"] = commit
+    return {**entry, "tools": tools}
 
 
 def _environment(current: Any, command: ServerCommand) -> dict[str, Any]:
@@ -90,27 +134,32 @@ class StdioEntry:
         env = entry.get("env")
         return {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else {}
 
-    def args(self, entry: Mapping[str, Any]) -> list[str]:
-        return strip_prefix(_strings(entry.get("args")))
+    def command_line(self, entry: Mapping[str, Any]) -> CommandLine | None:
+        return read_command_line(self.argv(entry))
 
     def repin(
-        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+        self, entry: Mapping[str, Any], command: ServerCommand, options: Sequence[str]
     ) -> dict[str, Any]:
         updated = dict(entry)
         updated["command"] = command.program
-        kept = self.args(entry) if args is None else list(args)
-        updated["args"] = [*command.prefix, *kept]
+        updated["args"] = [*command.prefix, *options]
         env = _environment(entry.get("env"), command)
         if env:
             updated["env"] = env
         else:
             updated.pop("env", None)
-        return updated
+        return with_commit_approval(updated) if self.commit_approval else updated
 
 
 @dataclass(frozen=True, slots=True)
 class OpenCodeEntry:
-    """OpenCode's ``mcp`` entry: the command is a list; ``args`` stays empty."""
+    """OpenCode's ``mcp`` entry: the command is a list; ``args`` stays empty.
+
+    engram writes the whole command line into ``command``; a re-pin rewrites only
+    that list and leaves ``args`` (where a person may have put options) alone.
+    """
+
+    commit_approval: bool = False
 
     def build(self, command: ServerCommand, args: Sequence[str]) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -130,15 +179,14 @@ class OpenCodeEntry:
         env = entry.get("environment")
         return {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else {}
 
-    def args(self, entry: Mapping[str, Any]) -> list[str]:
-        return strip_prefix(self.argv(entry)[1:])
+    def command_line(self, entry: Mapping[str, Any]) -> CommandLine | None:
+        return read_command_line(_strings(entry.get("command")))
 
     def repin(
-        self, entry: Mapping[str, Any], command: ServerCommand, args: Sequence[str] | None = None
+        self, entry: Mapping[str, Any], command: ServerCommand, options: Sequence[str]
     ) -> dict[str, Any]:
         updated = dict(entry)
-        kept = strip_prefix(_strings(entry.get("command"))[1:]) if args is None else list(args)
-        updated["command"] = [*command.argv, *kept]
+        updated["command"] = [*command.argv, *options]
         env = _environment(entry.get("environment"), command)
         if env:
             updated["environment"] = env

@@ -11,9 +11,11 @@ The new entry follows the document's own style: its indentation unit, its line
 ending, a trailing comma when the container already ends with one, and a compact
 one-line form when the document is a single line.
 
-Paths are tuples of object keys. Removing an entry also removes the containers on
-its path that it leaves empty (``prune``), and :meth:`JsonDocument.is_empty`
-tells the caller when a file has nothing left but ``{}``.
+Paths are tuples of object keys and array indices (``("hooks", "SessionStart", 0,
+"hooks", 1)``); an index reaches an item that exists, a key may also be created.
+Removing an entry also removes the containers on its path that it leaves empty
+(``prune``), and :meth:`JsonDocument.is_empty` tells the caller when a file has
+nothing left but ``{}``.
 """
 
 from __future__ import annotations
@@ -27,9 +29,24 @@ from typing import Any
 from engram.errors import HostConfigShape
 from engram.hosts.jsonc import Entry, Node, line_and_column, parse, to_python
 
-__all__ = ["MISSING", "JsonDocument"]
+__all__ = ["MISSING", "JsonDocument", "KeyPath"]
 
 MISSING: Any = object()
+#: Object keys and array indices, from the top level down.
+KeyPath = Sequence[str | int]
+
+
+def _dotted(path: KeyPath) -> str:
+    return ".".join(str(key) for key in path)
+
+
+def _keys(path: KeyPath, depth: int, source: Path | str) -> list[str]:
+    """The missing part of ``path`` (from ``depth``) as object keys: what
+    :meth:`JsonDocument.set` can create (an array index must already exist)."""
+    keys = [key for key in path[depth:] if isinstance(key, str)]
+    if len(keys) != len(path) - depth:
+        raise HostConfigShape(f"{source}: {_dotted(path)} is not in the document")
+    return keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +82,7 @@ class JsonDocument:
         """The whole document as Python values (``{}`` for an empty file)."""
         return {} if self.root is None else dict(to_python(self.text, self.root))
 
-    def get(self, path: Sequence[str]) -> Any:
+    def get(self, path: KeyPath) -> Any:
         """The value at ``path``, or :data:`MISSING`."""
         entry = self._find(path)
         return MISSING if entry is None else to_python(self.text, entry.value)
@@ -74,23 +91,29 @@ class JsonDocument:
         """True when nothing but ``{}`` (and whitespace) is left."""
         return self.root is None or self.text.strip() == "{}"
 
-    def _object(self, node: Node, path: Sequence[str]) -> Node:
-        if node.kind != "object":
+    def _object(self, node: Node, path: KeyPath, kind: str = "object") -> Node:
+        if node.kind != kind:
             line, _ = line_and_column(self.text, node.start)
-            where = ".".join(path) or "the top level"
-            raise HostConfigShape(f"{self.source}: line {line}: {where} is not an object")
+            where = _dotted(path) or "the top level"
+            noun = "an object" if kind == "object" else "a list"
+            raise HostConfigShape(f"{self.source}: line {line}: {where} is not {noun}")
         return node
 
-    def _find(self, path: Sequence[str]) -> Entry | None:
+    def _find(self, path: KeyPath) -> Entry | None:
         node = self.root
         entry: Entry | None = None
         for depth, key in enumerate(path):
             if node is None:
                 return None
+            if isinstance(key, int):
+                items = self._object(node, path[:depth], "array").entries
+                entry = items[key] if 0 <= key < len(items) else None
+                node = entry.value if entry is not None else None
+                continue
             found = self._object(node, path[:depth]).members(key)
             if len(found) > 1:
                 line, _ = line_and_column(self.text, found[-1].start)
-                where = ".".join(path[: depth + 1])
+                where = _dotted(path[: depth + 1])
                 raise HostConfigShape(f"{self.source}: line {line}: {where} is duplicated")
             entry = found[0] if found else None
             node = entry.value if entry is not None else None
@@ -98,32 +121,33 @@ class JsonDocument:
 
     # --- editing -----------------------------------------------------------------
 
-    def set(self, path: Sequence[str], value: Any) -> JsonDocument:
+    def set(self, path: KeyPath, value: Any) -> JsonDocument:
         """Set ``path`` to ``value``, creating the objects on the way."""
         if self.root is None:
-            return self._with(_new_document(path, value, self.text))
+            return self._with(_new_document(_keys(path, 0, self.source), value, self.text))
         parent = self.root
         for depth in range(len(path)):
             entry = self._find(path[: depth + 1])
             if entry is None:
+                first, *rest = _keys(path, depth, self.source)
                 nested: Any = value
-                for key in reversed(path[depth + 1 :]):
+                for key in reversed(rest):
                     nested = {key: nested}
-                return self._insert(self._object(parent, path[:depth]), path[depth], nested)
+                return self._insert(self._object(parent, path[:depth]), first, nested)
             parent = entry.value
         return self._replace(parent, value)
 
-    def append(self, path: Sequence[str], item: Any) -> JsonDocument:
+    def append(self, path: KeyPath, item: Any) -> JsonDocument:
         """Append ``item`` to the array at ``path`` (created when missing)."""
         entry = self._find(path)
         if entry is None:
             return self.set(path, [item])
         if entry.value.kind != "array":
             line, _ = line_and_column(self.text, entry.start)
-            raise HostConfigShape(f"{self.source}: line {line}: {'.'.join(path)} is not a list")
+            raise HostConfigShape(f"{self.source}: line {line}: {_dotted(path)} is not a list")
         return self._insert(entry.value, None, item)
 
-    def remove(self, path: Sequence[str], *, prune: int = 0) -> JsonDocument:
+    def remove(self, path: KeyPath, *, prune: int = 0) -> JsonDocument:
         """Remove ``path``; then remove up to ``prune`` parents it leaves empty."""
         if self._find(path) is None:
             return self
@@ -141,7 +165,7 @@ class JsonDocument:
         return self._with(_apply(self.text, _removal(self.text, container, entry)))
 
     def remove_items(
-        self, path: Sequence[str], matches: Callable[[Any], bool], *, prune: int = 0
+        self, path: KeyPath, matches: Callable[[Any], bool], *, prune: int = 0
     ) -> JsonDocument:
         """Remove the items of the array at ``path`` that ``matches``; prune as above."""
         document = self

@@ -15,11 +15,16 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
   entry) or ``upgrade`` (re-pinned, and ``--always-load`` added or dropped by rule);
 - ``--always-load`` goes only into configurations Claude Code reads, and only when
   no engram Claude hook is installed or being installed;
+- engram's session hook keeps the settings someone changed (a matcher, a timeout)
+  when it is re-pinned, with a note; ``--hooks --force`` resets it;
+- Codex's entry always carries ``approval_mode = "approve"`` for ``engram_commit``:
+  a re-pin adds it back, whatever else it keeps;
 - ``upgrade`` touches only what is already linked.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,13 +32,18 @@ from typing import Any, Literal
 
 from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
 from engram.hosts.command import HostEnv, ServerCommand, hook_command, server_command
-from engram.hosts.entries import ALWAYS_LOAD
+from engram.hosts.entries import (
+    ALWAYS_LOAD,
+    EntryShape,
+    commit_approved,
+    with_commit_approval,
+)
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
-from engram.hosts.hooks import installed_hooks, with_hook, without_hook
+from engram.hosts.hooks import installed_hooks, kept_settings, with_hook, without_hook
 from engram.hosts.target import ConfigFile, PrintedCommand, Scope, Target
 
-__all__ = ["LinkOptions", "Plan", "hook_present", "plan_link", "plan_unlink"]
+__all__ = ["LinkOptions", "Mode", "Plan", "hook_present", "plan_link", "plan_unlink"]
 
 Mode = Literal["link", "upgrade"]
 
@@ -102,22 +112,79 @@ def _upgraded_args(current: Sequence[str], wanted: Sequence[str]) -> list[str]:
     return [*(arg for arg in wanted if arg == ALWAYS_LOAD), *kept]
 
 
-def _new_entry(
+def _repinned(
     config: ConfigFile,
-    existing: dict[str, Any] | None,
+    existing: dict[str, Any],
     command: ServerCommand,
     wanted: list[str],
-    options: LinkOptions,
+    mode: Mode,
 ) -> dict[str, Any] | None:
-    desired = config.shape.build(command, wanted)
-    if existing is None:
-        return None if options.mode == "upgrade" else desired
-    if options.force:
-        return desired
-    if options.mode == "upgrade":
-        args = _upgraded_args(config.shape.args(existing), wanted)
-        return config.shape.repin(existing, command, args)
-    return config.shape.repin(existing, command)
+    """``existing`` running ``command``, engram-mcp's options kept (``upgrade``: the
+    ``--always-load`` rule applied); ``None`` when its command names no engram-mcp."""
+    line = config.shape.command_line(existing)
+    if line is None:
+        return None
+    options = list(line.options)
+    if mode == "upgrade":
+        options = _upgraded_args(options, wanted)
+    return config.shape.repin(existing, command, options)
+
+
+def _upgrade_hint(shape: EntryShape, entry: dict[str, Any], wanted: list[str], mode: Mode) -> str:
+    """What ``engram upgrade`` would still change after ``link`` kept ``entry``'s options."""
+    line = shape.command_line(entry)
+    if mode == "upgrade" or line is None or (ALWAYS_LOAD in line.options) == bool(wanted):
+        return ""
+    return f"`engram upgrade` {'adds' if wanted else 'drops'} {ALWAYS_LOAD}"
+
+
+def _differences(entry: dict[str, Any], desired: dict[str, Any]) -> list[str]:
+    keys = [*entry, *(key for key in desired if key not in entry)]
+    return [key for key in keys if entry.get(key) != desired.get(key)]
+
+
+def _kept_note(
+    config: ConfigFile, new: dict[str, Any], desired: dict[str, Any], wanted: list[str], mode: Mode
+) -> str:
+    """What a kept entry keeps, and what would change it."""
+    fields = " and ".join(_differences(new, desired))
+    hint = _upgrade_hint(config.shape, new, wanted, mode)
+    return (
+        f"kept your engram entry's {fields} in {config.path} "
+        f"(engram's differ; --force replaces them{'; ' + hint if hint else ''})"
+    )
+
+
+def _entry_notes(
+    config: ConfigFile,
+    existing: dict[str, Any],
+    new: dict[str, Any],
+    desired: dict[str, Any],
+    wanted: list[str],
+    mode: Mode,
+) -> list[str]:
+    notes = []
+    old_line, new_line = config.shape.command_line(existing), config.shape.command_line(new)
+    if old_line is not None and new_line is not None and not old_line.own_form:
+        notes.append(
+            f"re-pinned your engram entry in {config.path}: engram-mcp was started by "
+            f"`{shlex.join(old_line.launcher)}`, now by this engram's "
+            f"`{shlex.join(new_line.launcher)}`"
+        )
+    if config.shape.commit_approval and not commit_approved(existing):
+        notes.append(
+            f'set tools.engram_commit approval_mode = "approve" in {config.path}, '
+            "so that the host asks you before every engram_commit"
+        )
+    if new_line is None:
+        argv = shlex.join(config.shape.argv(existing))
+        notes.append(
+            f"kept your engram entry in {config.path} as it is: `{argv}` does not name "
+            "engram-mcp, so engram cannot re-pin it (--force replaces it with engram's)"
+        )
+    elif _differences(new, desired):
+        notes.append(_kept_note(config, new, desired, wanted, mode))
+    return notes
 
 
 def _plan_entry(
@@ -127,35 +194,59 @@ def _plan_entry(
     text = plan.read(config.path)
     existing = config.entry_in(text) if text is not None else None
     wanted = _wanted_args(config.always_load, hooked)
-    new = _new_entry(config, existing, command, wanted, options)
-    if new is None:
-        return
+    desired = config.shape.build(command, wanted)
+    if existing is None:
+        if options.mode == "upgrade":
+            return
+        new = desired
+    elif options.force:
+        new = desired
+    else:
+        repinned = _repinned(config, existing, command, wanted, options.mode)
+        # An entry engram cannot re-pin (a wrapper script) keeps its command, but
+        # never goes without the commit approval.
+        kept = existing if not config.shape.commit_approval else with_commit_approval(existing)
+        new = repinned if repinned is not None else kept
     if new != existing:
         verb = "added" if existing is None else "updated"
         after = config.with_entry(text, new)
         plan.add(Change(config.path, text, after, f"{verb} {'.'.join(config.key)}"))
-    if new != config.shape.build(command, wanted):
-        plan.notes.append(
-            f"kept your engram entry in {config.path} (it differs from engram's; "
-            "--force replaces it, `engram upgrade` re-pins it)"
-        )
+    if existing is not None and not options.force:
+        plan.notes += _entry_notes(config, existing, new, desired, wanted, options.mode)
 
 
-def _plan_printed(plan: Plan, printed: PrintedCommand, env: HostEnv, mode: Mode) -> None:
+def _plan_printed(
+    plan: Plan, printed: PrintedCommand, target: Target, env: HostEnv, options: LinkOptions
+) -> None:
+    """The command to run for a registration engram prints (Claude's user scope).
+
+    The printed command follows the file rules: ``link`` re-pins the program and
+    keeps the registered options, ``upgrade`` also applies the ``--always-load``
+    rule (a user-scope link never installs a hook, but one may be installed here or
+    for the user), ``--force`` prints engram's own registration.
+    """
+    registry = printed.registry
     command = server_command(env)
-    # Claude's user-level hooks are never installed by engram (hooks are per workspace).
-    wanted = _wanted_args(printed.always_load, hooked=False)
-    add = printed.add(command, wanted)
-    _, existing = printed.registry.read()
-    shape = printed.registry.shape
-    desired = shape.build(command, wanted)
+    wanted = _wanted_args(printed.always_load, hook_present(target, env))
+    desired = registry.shape.build(command, wanted)
+    _, existing = registry.read()
     if existing is None:
-        if mode == "link":
-            plan.notes.append(f"run: {add}")
-    elif shape.argv(existing) == shape.argv(desired) and shape.env(existing) == shape.env(desired):
-        plan.notes.append(f"already registered in {printed.registry.path}")
+        if options.mode == "link":
+            plan.notes.append(f"run: {printed.add(desired)}")
+        return
+    new = desired if options.force else _repinned(registry, existing, command, wanted, options.mode)
+    shape, replace = registry.shape, f"{printed.remove} && {printed.add(new or desired)}"
+    if new is None:
+        argv = shlex.join(shape.argv(existing))
+        plan.notes.append(
+            f"kept the engram registration in {registry.path}: `{argv}` does not name "
+            f"engram-mcp, so engram cannot re-pin it (to replace it, run: {replace})"
+        )
+    elif shape.argv(new) != shape.argv(existing) or shape.env(new) != shape.env(existing):
+        plan.notes.append(f"to re-pin, run: {replace}")
     else:
-        plan.notes.append(f"to re-pin, run: {printed.remove} && {add}")
+        hint = _upgrade_hint(shape, new, wanted, options.mode)
+        plan.notes.append(f"already registered in {registry.path}" + (f" ({hint})" if hint else ""))
 
 
 def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions, what: str) -> None:
@@ -179,18 +270,31 @@ def _plan_instructions(plan: Plan, path: Path, mode: Mode) -> None:
         plan.add(Change(path, before, after, "engram block"))
 
 
-def _plan_hook(plan: Plan, target: Target, env: HostEnv, mode: Mode) -> None:
+def _plan_hook(plan: Plan, target: Target, env: HostEnv, options: LinkOptions) -> None:
     spec = target.hooks
     assert spec is not None
     path = spec.path(env)
     before = plan.read(path)
-    if mode == "upgrade" and not installed_hooks(spec, before, path):
+    if options.mode == "upgrade" and not installed_hooks(spec, before, path):
         return
-    after = with_hook(spec, before, hook_command(env, target.name), path)
-    if spec.note and mode == "link":
+    command = hook_command(env, target.name)
+    after = with_hook(spec, before, command, path, force=options.force)
+    if spec.note and options.mode == "link":
         plan.notes.append(spec.note)
     if after != before:
         plan.add(Change(path, before, after, f"{spec.event} hook"))
+    kept = kept_settings(spec, after, path)
+    if kept:
+        plan.notes.append(
+            f"kept your changes to engram's {spec.event} hook in {path} "
+            f"({', '.join(kept)} differ from engram's; --hooks --force resets them)"
+        )
+    count = len(installed_hooks(spec, after, path))
+    if count > 1:
+        plan.notes.append(
+            f"engram's {spec.event} hook is installed {count} times in {path}, so it runs "
+            f"{count} times a session (--hooks --force leaves one)"
+        )
 
 
 def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) -> Plan:
@@ -202,7 +306,7 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
         hooked = installing or hook_present(target, env)
         _plan_entry(plan, registration, env, options, hooked)
     elif isinstance(registration, PrintedCommand):
-        _plan_printed(plan, registration, env, options.mode)
+        _plan_printed(plan, registration, target, env, options)
     elif options.mode == "link":
         plan.notes.append(f"{target.title}: {scope} MCP registration skipped: {registration}")
     if scope == "global":
@@ -212,7 +316,7 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
             plan.notes.append("session hooks are installed per workspace: run without --global")
         return plan
     if installing or (options.mode == "upgrade" and target.hooks is not None):
-        _plan_hook(plan, target, env, options.mode)
+        _plan_hook(plan, target, env, options)
     elif options.hooks:
         plan.notes.append(f"{target.title} has no session hook engram can install")
     if target.slash is not None:

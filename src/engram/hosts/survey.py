@@ -54,7 +54,8 @@ class Registration:
 
 @dataclass(frozen=True)
 class HookState:
-    """engram's session hook as installed in a workspace hook file."""
+    """engram's session hook as installed in a workspace hook file: its hook items
+    (``{"command": …}``, wherever they sit in the host's matcher groups)."""
 
     target: Target
     path: Path

@@ -13,14 +13,14 @@ or TOML), always through the text-preserving editors.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from engram.errors import HostConfigShape
 from engram.hosts import toml_block
-from engram.hosts.command import HostEnv, ServerCommand
+from engram.hosts.command import HostEnv
 from engram.hosts.entries import EntryShape
 from engram.hosts.files import read_text, strip_bom
 from engram.hosts.jsonc_edit import MISSING, JsonDocument
@@ -103,10 +103,11 @@ class PrintedCommand:
     """A registration engram prints instead of writing (Claude Code's user scope).
 
     ``registry`` is the host's own file, read (never written) to tell whether the
-    command was run, for ``link list``, ``upgrade`` and ``doctor``.
+    command was run, for ``link list``, ``upgrade`` and ``doctor``. ``add`` is the
+    command that registers an entry of the registry's shape.
     """
 
-    add: Callable[[ServerCommand, Sequence[str]], str]
+    add: Callable[[dict[str, Any]], str]
     remove: str
     registry: ConfigFile
     always_load: bool = False

@@ -1,0 +1,98 @@
+"""Reading an entry's command line: where engram-mcp starts, and what it is given."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from engram.hosts.command import (
+    SERVER_FLAGS,
+    SERVER_VALUED_OPTIONS,
+    CommandLine,
+    read_command_line,
+)
+from engram.mcp.options import USAGE, parse_options
+
+NPX = ("npx", "-y", "--package", "@the-long-ride/engram@0.0.28", "engram-mcp")
+
+
+@pytest.mark.parametrize(
+    ("argv", "launcher", "options"),
+    [
+        (["engram-mcp", "--always-load"], ("engram-mcp",), ("--always-load",)),
+        (["/v/bin/engram-mcp"], ("/v/bin/engram-mcp",), ()),
+        (
+            ["/usr/bin/python3", "-m", "engram.mcp", "--root", "."],
+            ("/usr/bin/python3", "-m", "engram.mcp"),
+            ("--root", "."),
+        ),
+        ([*NPX, "--no-elicitation"], NPX, ("--no-elicitation",)),
+        (
+            ["uvx", "--from", "engram==0.0.5", "engram-mcp"],
+            ("uvx", "--from", "engram==0.0.5", "engram-mcp"),
+            (),
+        ),
+        (
+            ["pipx", "run", "--spec", "engram==1", "engram-mcp"],
+            ("pipx", "run", "--spec", "engram==1", "engram-mcp"),
+            (),
+        ),
+        (
+            ["uvx", "--from", "engram-mcp", "engram-mcp"],
+            ("uvx", "--from", "engram-mcp", "engram-mcp"),
+            (),
+        ),
+        (["/v/engram-mcp", *NPX[1:]], ("/v/engram-mcp", *NPX[1:]), ()),
+        (
+            ["engram-mcp", "--root", "/src/engram-mcp"],
+            ("engram-mcp",),
+            ("--root", "/src/engram-mcp"),
+        ),
+        (["engram-mcp", "--root=/src/engram-mcp"], ("engram-mcp",), ("--root=/src/engram-mcp",)),
+    ],
+)
+def test_the_command_line_splits_where_engram_mcp_starts(
+    argv: list[str], launcher: tuple[str, ...], options: tuple[str, ...]
+) -> None:
+    assert read_command_line(argv) == CommandLine(launcher, options)
+
+
+def test_a_command_naming_no_engram_mcp_cannot_be_read() -> None:
+    assert read_command_line(["/opt/run-engram.sh", "-v"]) is None
+    assert read_command_line(["npx", "-y", "@the-long-ride/engram"]) is None
+    assert read_command_line([]) is None
+
+
+def test_runners_are_not_engrams_own_form_and_leave_nothing_stray() -> None:
+    line = read_command_line([*NPX, "--always-load"])
+    assert line is not None
+    assert not line.own_form
+    assert (line.leftover, line.unknown_options) == ((), ())
+    own = read_command_line(["/usr/bin/python3", "-m", "engram.mcp"])
+    assert own is not None
+    assert own.own_form
+
+
+def test_a_runners_words_after_engrams_program_are_leftover() -> None:
+    line = read_command_line(["/v/engram-mcp", *NPX[1:], "--no-elicitation", "--bogus"])
+    assert line is not None
+    assert line.leftover == NPX[1:]
+    assert line.unknown_options == ("--bogus",)
+
+
+def test_a_valued_option_without_its_value_is_unknown() -> None:
+    line = read_command_line(["engram-mcp", "--always-load", "--host-profile"])
+    assert line is not None
+    assert line.unknown_options == ("--host-profile",)
+
+
+def test_the_options_table_is_the_servers_own() -> None:
+    usage = USAGE.splitlines()[0]
+    listed = dict(re.findall(r"\[(--[a-z-]+)( [A-Z]+)?\]", usage))
+    assert {name for name, value in listed.items() if not value} == SERVER_FLAGS
+    assert {name for name, value in listed.items() if value} == SERVER_VALUED_OPTIONS
+    for flag in SERVER_FLAGS:
+        assert parse_options([flag], {}).ignored == ()
+    for option in SERVER_VALUED_OPTIONS:
+        assert parse_options([option, "x"], {}).ignored == ()
