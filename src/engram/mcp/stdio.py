@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher
 from engram.protocol.framing import read_frame
-from engram.protocol.jsonrpc import Response, dumps
+from engram.protocol.jsonrpc import Message, Response, dumps
 
 __all__ = ["LineWriter", "Workers", "claim_stdout", "serve"]
 
@@ -38,12 +38,16 @@ class LineWriter:
         self.broken = False
 
     def __call__(self, message: dict[str, Any]) -> None:
-        line = dumps(message) + b"\n"
+        """Serialize and write one message (raises what :func:`dumps` raises)."""
+        self.write(dumps(message))
+
+    def write(self, line: bytes) -> None:
+        """Write one serialized message and its newline."""
         with self._lock:
             if self.broken:
                 return
             try:
-                self._stream.write(line)
+                self._stream.write(line + b"\n")
                 self._stream.flush()
             except (BrokenPipeError, ValueError, OSError):
                 self.broken = True  # the client went away; nothing left to tell it
@@ -119,18 +123,20 @@ def serve(dispatcher: Dispatcher, stdin: BinaryIO, stdout: BinaryIO) -> None:
     workers = Workers()
     connection = Connection(writer, workers.blocking)
 
-    def answer(message: Any) -> Job:
+    def answer(message: Message) -> Job:
+        # The dispatcher's boundary turns any failure into an answer, so a job never
+        # raises and the worker that runs it lives on.
         def job() -> None:
-            response = dispatcher.handle(message, connection)
-            if response is not None:
-                writer(response)
+            line = dispatcher.handle(message, connection)
+            if line is not None:
+                writer.write(line)
 
         return job
 
     while (frame := read_frame(stdin)) is not None:
         item = dispatcher.read(frame)
-        if isinstance(item, dict):
-            writer(item)
+        if isinstance(item, bytes):
+            writer.write(item)
         elif isinstance(item, Response):
             dispatcher.handle(item, connection)
         else:

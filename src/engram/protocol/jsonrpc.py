@@ -10,6 +10,7 @@ error the line deserves. Batches are refused: MCP removed JSON-RPC batching in
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,6 +24,7 @@ __all__ = [
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "Message",
     "Notification",
     "Request",
     "RequestId",
@@ -41,6 +43,9 @@ INTERNAL_ERROR: Final = -32603
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 #: Legacy MCP only; 2026-07-28 answers an unknown resource with INVALID_PARAMS.
 RESOURCE_NOT_FOUND: Final = -32002
+
+#: Output separators: one compact line per message.
+_COMPACT: Final = (",", ":")
 
 RequestId = str | int
 
@@ -81,7 +86,7 @@ def parse_message(line: bytes) -> Message:
     (carrying the id when it was readable) for JSON that is not a valid message.
     """
     try:
-        data = json.loads(line, parse_constant=_refuse_constant)
+        data = json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         raise ParseError() from exc
     if not isinstance(data, dict):
@@ -105,6 +110,15 @@ def parse_message(line: bytes) -> Message:
 def _refuse_constant(name: str) -> object:
     # NaN and Infinity are not JSON (RFC 8259); Python's json accepts them by default.
     raise ValueError(name)
+
+
+def _finite_float(text: str) -> float:
+    # A literal beyond a double's range (1e400) would become infinity, which no JSON
+    # text can carry back; RFC 8259 section 6 lets us refuse numbers out of range.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
 
 
 def _read_id(data: dict[str, Any]) -> RequestId | None:
@@ -141,5 +155,16 @@ def error_response(request_id: RequestId | None, error: ProtocolError) -> dict[s
 
 
 def dumps(message: dict[str, Any]) -> bytes:
-    """Serialize one message as a single line (JSON escapes every control character)."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Serialize one message as a single line of UTF-8 JSON.
+
+    JSON escapes every control character, so a message never spans lines. Never fails
+    on a value :func:`parse_message` accepted: a lone surrogate (``"\\ud800"`` is valid
+    JSON, but no UTF-8 encodes it) is written as its ASCII escape, which decodes to the
+    same string. Raises ``ValueError`` for NaN and infinities (no JSON text carries them)
+    and ``TypeError`` for a value that is not JSON at all.
+    """
+    text = json.dumps(message, ensure_ascii=False, separators=_COMPACT, allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=_COMPACT, allow_nan=False).encode("ascii")
