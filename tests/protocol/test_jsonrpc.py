@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from engram.errors import InvalidRequest, ParseError, UnsupportedProtocolVersion
 from engram.protocol.jsonrpc import (
+    Batch,
     Notification,
     Request,
     Response,
@@ -119,3 +120,27 @@ def test_dumps_refuses_what_json_cannot_carry(value: float) -> None:
 def test_a_number_beyond_a_double_is_a_parse_error(number: bytes) -> None:
     with pytest.raises(ParseError):
         parse_message(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":' + number + b"}}")
+
+
+def test_an_array_is_a_batch_whose_invalid_members_carry_their_own_errors() -> None:
+    batch = parse_message(
+        b'[{"jsonrpc":"2.0","id":1,"method":"m"},{"jsonrpc":"2.0","method":"n"},'
+        b'{"jsonrpc":"2.0","id":"e","result":{}},{"jsonrpc":"1.0","id":2,"method":"m"},[1]]'
+    )
+    assert isinstance(batch, Batch)
+    first, second, third, *invalid = batch.members
+    assert (first, second, third) == (
+        Request(1, "m", {}),
+        Notification("n", {}),
+        Response("e", {}, None),
+    )
+    assert [(type(member), getattr(member, "request_id", "")) for member in invalid] == [
+        (InvalidRequest, 2),
+        (InvalidRequest, None),
+    ]
+
+
+def test_an_empty_array_is_one_invalid_request() -> None:
+    with pytest.raises(InvalidRequest) as raised:
+        parse_message(b"[]")
+    assert raised.value.request_id is None

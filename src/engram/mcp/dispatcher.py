@@ -42,11 +42,13 @@ from engram.protocol.eras import (
     SERVER_INFO_KEY,
     SUPPORTED_VERSIONS,
     ModernEnvelope,
+    accepts_batches,
     modern_envelope,
     negotiate_legacy_version,
 )
 from engram.protocol.framing import Frame
 from engram.protocol.jsonrpc import (
+    Batch,
     Message,
     Notification,
     Request,
@@ -110,7 +112,7 @@ class Dispatcher:
 
     # --- framing level ----------------------------------------------------------
 
-    def read(self, frame: Frame) -> Message | bytes:
+    def read(self, frame: Frame) -> Message | Batch | bytes:
         """Classify a frame: a message to handle, or the error line to send now."""
         try:
             if frame.oversized:
@@ -121,8 +123,10 @@ class Dispatcher:
         except ProtocolError as error:
             return dumps(error_response(None, error))
 
-    def handle(self, message: Message, connection: Connection) -> bytes | None:
-        """The line answering one message; ``None`` for notifications and client replies."""
+    def handle(self, message: Message | Batch, connection: Connection) -> bytes | None:
+        """The line answering a message or a batch; ``None`` when nothing is answered."""
+        if isinstance(message, Batch):
+            return self._batch(message, connection)
         if isinstance(message, Response):
             if not connection.deliver(message):
                 log.debug("dropped a reply to no pending request")
@@ -139,6 +143,30 @@ class Dispatcher:
                 "".join(traceback.format_tb(error.__traceback__)),
             )
             return dumps(error_response(message.id, InternalError()))
+
+    def _batch(self, batch: Batch, connection: Connection) -> bytes | None:
+        """JSON-RPC 2.0 batch semantics, on a connection whose version has batches.
+
+        Any other connection, and one not yet initialized, gets the single -32600 it
+        always got. The answer is the array of the members' answers in member order;
+        notifications and replies add nothing, so a batch of only those gets no answer.
+        """
+        if not accepts_batches(connection.protocol_version):
+            return dumps(error_response(None, InvalidRequest()))
+        answers = [self._batch_member(member, connection) for member in batch.members]
+        lines = [line for line in answers if line is not None]
+        return b"[" + b",".join(lines) + b"]" if lines else None
+
+    def _batch_member(
+        self, member: Message | InvalidRequest, connection: Connection
+    ) -> bytes | None:
+        if isinstance(member, InvalidRequest):
+            return dumps(error_response(member.request_id, member))
+        if isinstance(member, Request) and member.method == "initialize":
+            # 2025-03-26 lifecycle: "The initialize request MUST NOT be part of a
+            # JSON-RPC batch".
+            return dumps(error_response(member.id, InvalidRequest(member.id)))
+        return self.handle(member, connection)
 
     def _respond(self, request: Request, connection: Connection) -> dict[str, Any]:
         modern = False

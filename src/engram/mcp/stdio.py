@@ -12,6 +12,7 @@ before serving, file descriptor 1 is moved aside and pointed at stderr, so a str
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import queue
 import sys
@@ -22,7 +23,7 @@ from typing import Any, BinaryIO
 from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher
 from engram.protocol.framing import read_frame
-from engram.protocol.jsonrpc import Message, Response, dumps
+from engram.protocol.jsonrpc import Batch, Message, Response, dumps
 
 __all__ = ["LineWriter", "Workers", "claim_stdout", "serve"]
 
@@ -123,7 +124,7 @@ def serve(dispatcher: Dispatcher, stdin: BinaryIO, stdout: BinaryIO) -> None:
     workers = Workers()
     connection = Connection(writer, workers.blocking)
 
-    def answer(message: Message) -> Job:
+    def answer(message: Message | Batch) -> Job:
         # The dispatcher's boundary turns any failure into an answer, so a job never
         # raises and the worker that runs it lives on.
         def job() -> None:
@@ -136,7 +137,8 @@ def serve(dispatcher: Dispatcher, stdin: BinaryIO, stdout: BinaryIO) -> None:
     while (frame := read_frame(stdin)) is not None:
         item = dispatcher.read(frame)
         if isinstance(item, bytes):
-            writer.write(item)
+            # Queued like answers, so that an error never overtakes an earlier request.
+            workers.submit(functools.partial(writer.write, item))
         elif isinstance(item, Response):
             dispatcher.handle(item, connection)
         else:

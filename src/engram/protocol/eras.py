@@ -14,6 +14,7 @@ from typing import Any, Final
 from engram.errors import InvalidParams, MissingClientCapabilities, UnsupportedProtocolVersion
 
 __all__ = [
+    "BATCH_VERSIONS",
     "CLIENT_CAPABILITIES_KEY",
     "LATEST_LEGACY_VERSION",
     "LEGACY_VERSIONS",
@@ -22,6 +23,7 @@ __all__ = [
     "SERVER_INFO_KEY",
     "SUPPORTED_VERSIONS",
     "ModernEnvelope",
+    "accepts_batches",
     "modern_envelope",
     "negotiate_legacy_version",
 ]
@@ -31,6 +33,12 @@ LATEST_LEGACY_VERSION: Final = "2025-11-25"
 MODERN_VERSIONS: Final = ("2026-07-28",)
 #: Newest first, as ``server/discover`` and ``-32022`` publish them.
 SUPPORTED_VERSIONS: Final = (*MODERN_VERSIONS, *reversed(LEGACY_VERSIONS))
+
+#: The versions whose connections receive JSON-RPC batches. 2025-03-26 requires it
+#: ("MUST support receiving JSON-RPC batches", basic/index); 2024-11-05 does not
+#: define batches (2025-03-26 keeps ``initialize`` out of batches for its sake), and
+#: 2025-06-18 removed them, as the 2026-07-28 era never had them.
+BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
 
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
@@ -45,6 +53,11 @@ def negotiate_legacy_version(requested: object) -> str:
     if isinstance(requested, str) and requested in LEGACY_VERSIONS:
         return requested
     return LATEST_LEGACY_VERSION
+
+
+def accepts_batches(negotiated: str | None) -> bool:
+    """Whether a connection that negotiated this version (``None``: not yet) takes batches."""
+    return negotiated in BATCH_VERSIONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,9 @@
 
 This module knows JSON-RPC and nothing of MCP methods or engram's domain. It turns a
 line of bytes into one of :class:`Request`, :class:`Notification` or
-:class:`Response` (a reply to a request the server sent), or raises the protocol
-error the line deserves. Batches are refused: MCP removed JSON-RPC batching in
-2025-06-18, and neither era we serve uses it.
+:class:`Response` (a reply to a request the server sent), a :class:`Batch` of them,
+or raises the protocol error the line deserves. Whether a batch is served depends on
+the negotiated protocol version, which the dispatcher decides (``protocol/eras.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ __all__ = [
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "Batch",
     "Message",
     "Notification",
     "Request",
@@ -79,16 +80,43 @@ class Response:
 Message = Request | Notification | Response
 
 
-def parse_message(line: bytes) -> Message:
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A JSON-RPC 2.0 batch (section 6): an array of at least one member, in order.
+
+    Each member is a message, or the :class:`InvalidRequest` it deserves: an invalid
+    member gets its own error object in the batch's answer.
+    """
+
+    members: tuple[Message | InvalidRequest, ...]
+
+
+def parse_message(line: bytes) -> Message | Batch:
     """Classify one framed line.
 
     Raises :class:`ParseError` for bytes that are not JSON, and :class:`InvalidRequest`
-    (carrying the id when it was readable) for JSON that is not a valid message.
+    (carrying the id when it was readable) for JSON that is not a valid message; an
+    empty array is one invalid request (JSON-RPC 2.0 section 6).
     """
     try:
         data = json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         raise ParseError() from exc
+    if isinstance(data, list):
+        if not data:
+            raise InvalidRequest(None)
+        return Batch(tuple(_batch_member(item) for item in data))
+    return _classify(data)
+
+
+def _batch_member(data: object) -> Message | InvalidRequest:
+    try:
+        return _classify(data)
+    except InvalidRequest as error:
+        return error
+
+
+def _classify(data: object) -> Message:
     if not isinstance(data, dict):
         raise InvalidRequest(None)
     request_id = _read_id(data)
