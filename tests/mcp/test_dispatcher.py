@@ -1,8 +1,10 @@
-"""The dispatcher's boundary, in memory: whatever goes wrong while answering a request
-becomes an answer, and nothing the request carried reaches the log."""
+"""The dispatcher in memory: whatever goes wrong while answering a request becomes an
+answer (and nothing the request carried reaches the log); the legacy handshake decides
+when the server may ask the client."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher, ServerIdentity
 from engram.mcp.tools import CallContext, Tool, ToolResult, ToolTable
-from engram.protocol.jsonrpc import Request
+from engram.protocol.jsonrpc import Notification, Request
 
 SECRET = "text-only-the-client-should-see"
 INTERNAL_ERROR = b'{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}'
@@ -19,7 +21,7 @@ INTERNAL_ERROR = b'{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Int
 
 def _dispatcher(structured: Mapping[str, Any]) -> Dispatcher:
     def handler(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:
-        return ToolResult(structured)
+        return ToolResult({**structured, "dialog": context.elicitation.available})
 
     tool = Tool(
         name="answer",
@@ -33,9 +35,9 @@ def _dispatcher(structured: Mapping[str, Any]) -> Dispatcher:
     return Dispatcher(identity=identity, tools=ToolTable([tool]))
 
 
-def _call(dispatcher: Dispatcher) -> bytes | None:
+def _call(dispatcher: Dispatcher, connection: Connection | None = None) -> bytes | None:
     request = Request(7, "tools/call", {"name": "answer", "arguments": {"note": SECRET}})
-    return dispatcher.handle(request, Connection(lambda message: None))
+    return dispatcher.handle(request, connection or Connection(lambda message: None))
 
 
 @pytest.mark.parametrize(
@@ -60,5 +62,25 @@ def test_a_lone_surrogate_in_a_tool_result_travels_as_its_escape() -> None:
     line = _call(_dispatcher({"note": "\ud800"}))
     assert line == (
         b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":'
-        b'"{\\"note\\":\\"\\ud800\\"}"}],"structuredContent":{"note":"\\ud800"}}}'
+        b'"{\\"note\\":\\"\\ud800\\",\\"dialog\\":false}"}],'
+        b'"structuredContent":{"note":"\\ud800","dialog":false}}}'
     )
+
+
+def test_the_server_may_ask_only_between_initialized_and_the_next_initialize() -> None:
+    dispatcher = _dispatcher({})
+    connection = Connection(lambda message: None)
+    initialized = Notification("notifications/initialized", {})
+    initialize = Request(
+        1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}}
+    )
+
+    def dialog_after(step: Request | Notification) -> bool:
+        dispatcher.handle(step, connection)
+        line = _call(dispatcher, connection)
+        assert line is not None
+        return bool(json.loads(line)["result"]["structuredContent"]["dialog"])
+
+    # An early notification completes no handshake; a new initialize starts another.
+    steps = [initialized, initialize, initialized, initialize]
+    assert [dialog_after(step) for step in steps] == [False, False, True, False]

@@ -132,6 +132,18 @@ def test_legacy_client_without_the_capability_is_never_asked(log: Path) -> None:
         assert _outcome(client.receive()) == "no-dialog"
 
 
+def test_legacy_client_is_asked_only_after_its_initialized_notification(log: Path) -> None:
+    with _start(log) as client:
+        params = {"protocolVersion": "2025-11-25", "capabilities": ELICIT_CAPS}
+        client.request("initialize", params)
+        client.send(_call())
+        assert _outcome(client.receive()) == "no-dialog"
+        client.notify("notifications/initialized")
+        client.send(_call("n2"))
+        assert client.receive()["method"] == "elicitation/create"
+    assert _written(log) == []
+
+
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
 def test_legacy_versions_without_elicitation_are_never_asked(log: Path, version: str) -> None:
     with _start(log) as client:

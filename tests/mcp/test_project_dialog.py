@@ -383,6 +383,18 @@ def test_without_a_usable_dialog_save_keeps_the_plain_token_flow(
     assert project.files() == []
 
 
+def test_before_the_initialized_notification_save_keeps_the_token_flow(project: Project) -> None:
+    server = project.start()
+    server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": ELICIT_CAPS})
+    data = _data(_first_answer(server, "engram_save_session", {"text": LINES}))
+    assert data["text"].startswith("Proposal (3 candidates):\n1. Verdict: ADD")
+    assert "approval_token" in data
+    server.notify("notifications/initialized")
+    ask = _ask(server, "engram_save_session", {"text": LINES})
+    _answer(server, ask, result={"action": "cancel"})
+    assert project.files() == []
+
+
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
 def test_versions_before_elicitation_keep_the_token_flow_even_when_it_is_declared(
     project: Project, version: str

@@ -132,7 +132,9 @@ class Dispatcher:
                 log.debug("dropped a reply to no pending request")
             return None
         if isinstance(message, Notification):
-            return None
+            if message.method == "notifications/initialized":
+                connection.begin_operation()
+            return None  # every other notification is ignored
         try:
             return dumps(self._respond(message, connection))
         except Exception as error:

@@ -1,8 +1,9 @@
 """Asking the human through the client's form dialog, in both protocol eras.
 
 Legacy era: a server-to-client ``elicitation/create`` request on the connection,
-answered or timed out (:class:`LegacyElicitation`), only in a negotiated version that
-has it, with the form fields that version allows. Modern era: the handler's
+answered or timed out (:class:`LegacyElicitation`), only once the client has sent
+``notifications/initialized`` and only in a negotiated version that has it, with the
+form fields that version allows. Modern era: the handler's
 question becomes an ``input_required`` result and the answer arrives with the
 client's retry (:class:`ModernElicitation`, :class:`InputRequired`). Handlers see
 one interface and must not write anything before they have their answers, because
@@ -80,8 +81,11 @@ class LegacyElicitation:
 
     @property
     def available(self) -> bool:
-        return elicitation_forms(self._connection.protocol_version) is not None and (
-            declares_form_elicitation(self._connection.client_capabilities)
+        connection = self._connection
+        return (
+            connection.operating
+            and elicitation_forms(connection.protocol_version) is not None
+            and declares_form_elicitation(connection.client_capabilities)
         )
 
     @property
