@@ -40,9 +40,9 @@ def server(start_server: StartServer) -> StdioClient:
     return start_server()
 
 
-def run_lines(lines: list[bytes], *args: str, cwd: Path) -> tuple[list[dict[str, Any]], str, int]:
-    """Feed whole lines to a fresh server, close stdin, return (messages, stderr, status)."""
-    process = subprocess.run(
+def run_raw(lines: list[bytes], *args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Feed whole lines to a fresh server, close stdin, and return what it wrote, raw."""
+    return subprocess.run(
         [*server_command(), *args],
         input=b"".join(line + b"\n" for line in lines),
         capture_output=True,
@@ -50,5 +50,10 @@ def run_lines(lines: list[bytes], *args: str, cwd: Path) -> tuple[list[dict[str,
         timeout=30,
         check=False,
     )
+
+
+def run_lines(lines: list[bytes], *args: str, cwd: Path) -> tuple[list[dict[str, Any]], str, int]:
+    """Feed whole lines to a fresh server, close stdin, return (messages, stderr, status)."""
+    process = run_raw(lines, *args, cwd=cwd)
     messages = [json.loads(line) for line in process.stdout.splitlines()]
     return messages, process.stderr.decode(), process.returncode

@@ -151,10 +151,14 @@ def envelope(reply: dict[str, Any]) -> dict[str, Any]:
     return structured
 
 
-def legacy_init(client: StdioClient, capabilities: dict[str, Any] | None = None) -> None:
-    client.request(
-        "initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities or {}}
+def legacy_init(
+    client: StdioClient, capabilities: dict[str, Any] | None = None, version: str = "2025-11-25"
+) -> None:
+    """The legacy handshake: ``initialize`` (answered with ``version``), then ``initialized``."""
+    reply = client.request(
+        "initialize", {"protocolVersion": version, "capabilities": capabilities or {}}
     )
+    assert reply["result"]["protocolVersion"] == version
     client.notify("notifications/initialized")
 
 

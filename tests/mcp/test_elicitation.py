@@ -30,8 +30,9 @@ def _written(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def _legacy(client: StdioClient, capabilities: dict[str, Any]) -> None:
-    client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities})
+def _legacy(client: StdioClient, capabilities: dict[str, Any], version: str = "2025-11-25") -> None:
+    reply = client.request("initialize", {"protocolVersion": version, "capabilities": capabilities})
+    assert reply["result"]["protocolVersion"] == version
     client.notify("notifications/initialized")
 
 
@@ -129,6 +130,55 @@ def test_legacy_client_without_the_capability_is_never_asked(log: Path) -> None:
         _legacy(client, {"elicitation": {"url": {}}})
         client.send(_call())
         assert _outcome(client.receive()) == "no-dialog"
+
+
+def test_legacy_client_is_asked_only_after_its_initialized_notification(log: Path) -> None:
+    with _start(log) as client:
+        params = {"protocolVersion": "2025-11-25", "capabilities": ELICIT_CAPS}
+        client.request("initialize", params)
+        client.send(_call())
+        assert _outcome(client.receive()) == "no-dialog"
+        client.notify("notifications/initialized")
+        client.send(_call("n2"))
+        assert client.receive()["method"] == "elicitation/create"
+    assert _written(log) == []
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
+def test_legacy_versions_without_elicitation_are_never_asked(log: Path, version: str) -> None:
+    with _start(log) as client:
+        _legacy(client, {"elicitation": {}}, version)
+        client.send(_call())
+        assert _outcome(client.receive()) == "no-dialog"
+    assert _written(log) == []
+
+
+def test_a_2025_06_18_dialog_is_asked_without_the_mode_that_version_lacks(log: Path) -> None:
+    with _start(log) as client:
+        _legacy(client, {"elicitation": {}}, "2025-06-18")
+        client.send(_call())
+        assert client.receive() == {
+            "jsonrpc": "2.0",
+            "id": "engram-1",
+            "method": "elicitation/create",
+            "params": {
+                "message": "Write note 'n1'?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"approve": {"type": "boolean", "title": "Write the note?"}},
+                    "required": ["approve"],
+                },
+            },
+        }
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "engram-1",
+                "result": {"action": "accept", "content": {"approve": True}},
+            }
+        )
+        assert _outcome(client.receive()) == "written"
+    assert _written(log) == ["n1"]
 
 
 def test_no_elicitation_option_disables_the_dialog_in_both_eras(log: Path) -> None:

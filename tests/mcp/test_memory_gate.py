@@ -69,6 +69,7 @@ def _forget(record: str) -> dict[str, Any]:
 
 def _legacy(server: StdioClient, capabilities: dict[str, Any]) -> None:
     server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities})
+    server.notify("notifications/initialized")
 
 
 def _pending(profile: Path) -> list[dict[str, Any]]:

@@ -209,6 +209,7 @@ def test_a_dialog_that_times_out_falls_back_to_the_host_confirmation(
     server.request(
         "initialize", {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}}
     )
+    server.notify("notifications/initialized")
     captured = _call(server, "engram_memory_capture", _capture_args())["result"]
     candidate = captured["structuredContent"]["output"]["value"]["candidate_id"]
     arguments = {

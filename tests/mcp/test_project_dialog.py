@@ -383,6 +383,126 @@ def test_without_a_usable_dialog_save_keeps_the_plain_token_flow(
     assert project.files() == []
 
 
+def test_before_the_initialized_notification_save_keeps_the_token_flow(project: Project) -> None:
+    server = project.start()
+    server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": ELICIT_CAPS})
+    data = _data(_first_answer(server, "engram_save_session", {"text": LINES}))
+    assert data["text"].startswith("Proposal (3 candidates):\n1. Verdict: ADD")
+    assert "approval_token" in data
+    server.notify("notifications/initialized")
+    ask = _ask(server, "engram_save_session", {"text": LINES})
+    _answer(server, ask, result={"action": "cancel"})
+    assert project.files() == []
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
+def test_versions_before_elicitation_keep_the_token_flow_even_when_it_is_declared(
+    project: Project, version: str
+) -> None:
+    server = project.start()
+    legacy_init(server, ELICIT_CAPS, version)
+    data = _data(_first_answer(server, "engram_save_session", {"text": LINES}))
+    assert data["text"].startswith("Proposal (3 candidates):\n1. Verdict: ADD")
+    assert data["verdicts"] == ["ADD", "ADD", "ADD"]
+    note = _data(_first_answer(server, "engram_note", NOTE))
+    assert (note["saved"], note["id"]) == (False, NOTE_ID)
+    assert "approval_token" in note
+    assert project.files() == []
+
+
+def _checkbox_form(scopes: list[str], labels: list[str]) -> dict[str, Any]:
+    """The approval form in 2025-06-18 terms: primitive fields, defaults on booleans only."""
+    boxes = {
+        f"candidate_{n}": {"type": "boolean", "title": f"{n}. {label}", "default": True}
+        for n, label in enumerate(labels, 1)
+    }
+    return {
+        "type": "object",
+        "properties": {
+            **boxes,
+            "scope": {"type": "string", "title": "Save scope", "enum": scopes},
+        },
+        "required": list(boxes),
+    }
+
+
+def _legacy_2025_06_18(project: Project) -> StdioClient:
+    server = project.start()
+    legacy_init(server, {"elicitation": {}}, "2025-06-18")
+    return server
+
+
+def test_a_2025_06_18_dialog_has_one_checkbox_per_candidate_and_no_mode(project: Project) -> None:
+    server = _legacy_2025_06_18(project)
+    arguments = {
+        "text": "Profile slow tests with pytest durations",
+        "type": "skill",
+        "scope": "both",
+    }
+    ask = _ask(server, "engram_save", arguments)
+    assert ask["params"] == {
+        "message": "Save 2 proposed project memories? Choose which to write.",
+        "requestedSchema": _checkbox_form(
+            ["both", "workspace", "global"],
+            [f"ADD {IDS[2]} (workspace)", f"ADD {IDS[2]} (global)"],
+        ),
+    }
+    _answer(server, ask, result={"action": "cancel"})
+    assert project.files() == []
+
+
+def test_a_2025_06_18_dialog_writes_exactly_the_ticked_candidates(project: Project) -> None:
+    server = _legacy_2025_06_18(project)
+    ask = _ask(server, "engram_save_session", {"text": LINES})
+    ticks = {"candidate_1": True, "candidate_2": False, "candidate_3": True}
+    data = _data(_answer(server, ask, **_accept(**ticks, scope="workspace")))
+    assert data == {
+        "written": [
+            {"number": 1, "verdict": "ADD", "id": IDS[0], "file": FILES[0]},
+            {"number": 3, "verdict": "ADD", "id": IDS[2], "file": FILES[2]},
+        ],
+        "deferred": [],
+        "saved": True,
+        "text": f"wrote {IDS[0]} (ADD)\nwrote {IDS[2]} (ADD)",
+    }
+    assert project.files() == sorted([FILES[0], FILES[2]])
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"candidate_1": False, "candidate_2": False, "candidate_3": False},
+        {"candidate_1": True, "candidate_2": True},
+        {"candidate_1": "true", "candidate_2": True, "candidate_3": True},
+        {"candidates": ["1", "2", "3"]},
+        {"candidate_1": True, "candidate_2": True, "candidate_3": True, "scope": "global"},
+    ],
+    ids=["none-ticked", "a-box-missing", "not-a-boolean", "the-2025-11-25-shape", "other-scope"],
+)
+def test_a_2025_06_18_answer_outside_the_form_revokes_the_proposal(
+    project: Project, content: dict[str, Any]
+) -> None:
+    server = _legacy_2025_06_18(project)
+    ask = _ask(server, "engram_save_session", {"text": LINES})
+    data = _data(_answer(server, ask, **_accept(**content)))
+    assert data["saved"] is False
+    assert data["text"].startswith("The human gave an answer outside the form")
+    assert project.files() == []
+    _assert_commit_declined(server, data["revoked_approval_token"])
+
+
+def test_a_2025_06_18_note_dialog_has_no_mode_and_yes_writes_the_note(project: Project) -> None:
+    server = _legacy_2025_06_18(project)
+    ask = _ask(server, "engram_note", NOTE)
+    assert ask["params"] == {
+        "message": f"Save the working note {NOTE_ID} (expires {_until()})?",
+        "requestedSchema": NOTE_FORM,
+    }
+    data = _data(_answer(server, ask, **_accept(save=True)))
+    assert (data["saved"], data["id"]) == (True, NOTE_ID)
+    assert _notes(project) == [f"{NOTE_ID}.md"]
+
+
 def test_no_elicitation_option_keeps_the_token_flow_in_the_2026_era(project: Project) -> None:
     server = project.start("--no-elicitation")
     reply = call(server, "engram_save_session", {"text": LINES}, _meta=elicit_meta())

@@ -7,10 +7,11 @@ import time
 from pathlib import Path
 
 from engram.protocol.framing import MAX_LINE_BYTES
-from tests.conftest import StartServer, run_lines
+from tests.conftest import StartServer, run_lines, run_raw
 
 PING = b'{"jsonrpc":"2.0","id":99,"method":"ping"}'
 PONG = {"jsonrpc": "2.0", "id": 99, "result": {}}
+PONG_LINE = b'{"jsonrpc":"2.0","id":99,"result":{}}'
 
 
 def test_malformed_json_line_gets_parse_error_with_null_id_and_server_keeps_serving(
@@ -24,15 +25,17 @@ def test_malformed_json_line_gets_parse_error_with_null_id_and_server_keeps_serv
     assert status == 0
 
 
-def test_invalid_utf8_and_nan_are_parse_errors(tmp_path: Path) -> None:
-    messages, _, _ = run_lines(
-        [b'{"jsonrpc":"2.0","id":1,"method":"\xff"}', b'{"jsonrpc":"2.0","id":NaN}', PING],
-        cwd=tmp_path,
-    )
+def test_invalid_utf8_nan_and_numbers_beyond_a_double_are_parse_errors(tmp_path: Path) -> None:
+    lines = [
+        b'{"jsonrpc":"2.0","id":1,"method":"\xff"}',
+        b'{"jsonrpc":"2.0","id":NaN}',
+        b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":1e400}}',
+        PING,
+    ]
+    messages, _, _ = run_lines(lines, cwd=tmp_path)
     parse_error = {"code": -32700, "message": "Parse error"}
     assert messages == [
-        {"jsonrpc": "2.0", "id": None, "error": parse_error},
-        {"jsonrpc": "2.0", "id": None, "error": parse_error},
+        *({"jsonrpc": "2.0", "id": None, "error": parse_error} for _ in range(3)),
         PONG,
     ]
 
@@ -59,6 +62,46 @@ def test_structurally_invalid_requests_get_invalid_request_with_their_id_when_re
         *({"jsonrpc": "2.0", "id": request_id, "error": invalid} for request_id in expected_ids),
         PONG,
     ]
+
+
+def test_a_request_whose_id_is_a_lone_surrogate_is_answered_and_serving_goes_on(
+    tmp_path: Path,
+) -> None:
+    # "\ud800" is valid JSON that no UTF-8 can encode: it travels back as its escape.
+    supported = b'["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]'
+    modern_meta = (
+        b'{"io.modelcontextprotocol/protocolVersion":"\\udfff",'
+        b'"io.modelcontextprotocol/clientCapabilities":{}}'
+    )
+    lines = [
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+        b'{"jsonrpc":"2.0","id":"\\udc00x","method":"tools/list","params":{"_meta":'
+        + modern_meta
+        + b"}}",
+        PING,
+    ]
+    process = run_raw(lines, cwd=tmp_path)
+    assert process.stdout.splitlines() == [
+        b'{"jsonrpc":"2.0","id":"\\ud800","result":{}}',
+        b'{"jsonrpc":"2.0","id":"\\udc00x","error":{"code":-32022,'
+        b'"message":"Unsupported protocol version","data":{"supported":'
+        + supported
+        + b',"requested":"\\udfff"}}}',
+        PONG_LINE,
+    ]
+    assert (process.stderr, process.returncode) == (b"", 0)
+
+
+def test_an_invalid_request_whose_id_is_a_lone_surrogate_is_refused_and_serving_goes_on(
+    tmp_path: Path,
+) -> None:
+    lines = [b'{"jsonrpc":"1.0","id":"\\ud800","method":"ping"}', PING]
+    process = run_raw(lines, cwd=tmp_path)
+    assert process.stdout.splitlines() == [
+        b'{"jsonrpc":"2.0","id":"\\ud800","error":{"code":-32600,"message":"Invalid Request"}}',
+        PONG_LINE,
+    ]
+    assert (process.stderr, process.returncode) == (b"", 0)
 
 
 def test_notifications_get_no_answer_not_even_for_unknown_methods(tmp_path: Path) -> None:

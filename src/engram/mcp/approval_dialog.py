@@ -3,7 +3,9 @@
 ``engram_save`` / ``engram_save_session`` build a proposal (nothing is written). When
 the client shows form dialogs (and ``--no-elicitation`` is off) the human is asked
 directly: the form lists candidate numbers with their verdict and id (never the
-memory text) and a save scope that can be narrowed, never widened.
+memory text) and a save scope that can be narrowed, never widened. The candidates are
+one multi-select field, or one checkbox each where the protocol version has no
+multi-select fields (2025-06-18).
 
 - accept: exactly the selected candidates are written; no token is returned;
 - decline, or an answer outside what was offered: the proposal is revoked (its
@@ -25,6 +27,7 @@ from engram.canonical import digest
 from engram.errors import ElicitationFailed
 from engram.mcp.tools import CallContext, ToolResult
 from engram.project.proposals import Candidate, parse_candidate_lines
+from engram.protocol.eras import FormRules
 
 __all__ = ["commit", "note", "save", "save_session"]
 
@@ -81,23 +84,8 @@ def _propose(
         )
     ]
     scopes = ["both", "workspace", "global"] if scope == "both" else [scope]
-    form = {
-        "type": "object",
-        "properties": {
-            "candidates": {
-                "type": "array",
-                "title": "Candidates to save",
-                "items": {
-                    "anyOf": [
-                        {"const": str(n), "title": label} for n, label in enumerate(labels, 1)
-                    ]
-                },
-                "default": [str(n) for n in range(1, len(labels) + 1)],
-            },
-            "scope": {"type": "string", "title": "Save scope", "enum": scopes, "default": scope},
-        },
-        "required": ["candidates"],
-    }
+    forms = context.elicitation.forms
+    form = _approval_form(labels, scopes, forms)
     message = f"Save {len(labels)} proposed project memories? Choose which to write."
     shown = digest("proposal-shown", {"pending": proposal.pending().__dict__})
     try:
@@ -106,7 +94,7 @@ def _propose(
         return _token_flow(memory, proposal, _NOTHING_SAVED)
     if answer.action == "cancel":
         return _token_flow(memory, proposal, _NOTHING_SAVED)
-    numbers = _chosen(answer.content, len(labels), scopes, proposal)
+    numbers = _chosen(answer.content, len(labels), scopes, proposal, forms)
     if answer.action == "decline" or numbers is None:
         token = memory.proposals().create(proposal.pending(), state="declined")
         reason = "declined" if answer.action == "decline" else "gave an answer outside the form"
@@ -122,17 +110,65 @@ def _propose(
     return _envelope({**outcome.data(), "saved": True, "text": _outcome_text(outcome)})
 
 
-def _chosen(content: Any, count: int, scopes: list[str], proposal: Any) -> list[int] | None:
+def _approval_form(labels: list[str], scopes: list[str], forms: FormRules) -> dict[str, Any]:
+    """The form: the candidates (numbers, verdicts, ids) and the save scope."""
+    candidates: dict[str, dict[str, Any]]
+    if forms.multi_select:
+        candidates = {
+            "candidates": {
+                "type": "array",
+                "title": "Candidates to save",
+                "items": {
+                    "anyOf": [
+                        {"const": str(n), "title": label} for n, label in enumerate(labels, 1)
+                    ]
+                },
+                "default": [str(n) for n in range(1, len(labels) + 1)],
+            }
+        }
+    else:
+        candidates = {
+            _checkbox(n): {"type": "boolean", "title": label, "default": True}
+            for n, label in enumerate(labels, 1)
+        }
+    scope: dict[str, Any] = {"type": "string", "title": "Save scope", "enum": scopes}
+    if forms.string_defaults:
+        scope["default"] = scopes[0]
+    return {
+        "type": "object",
+        "properties": {**candidates, "scope": scope},
+        "required": list(candidates),
+    }
+
+
+def _checkbox(number: int) -> str:
+    return f"candidate_{number}"
+
+
+def _picked(content: Any, count: int, forms: FormRules) -> list[int] | None:
+    """The candidate numbers an answer ticks, or ``None`` if it is not an answer to the form."""
+    if forms.multi_select:
+        picked = content.get("candidates")
+        if not isinstance(picked, list):
+            return None
+        try:
+            numbers = sorted({int(item) for item in picked})
+        except (TypeError, ValueError):
+            return None
+        return numbers if all(1 <= n <= count for n in numbers) else None
+    boxes = [content.get(_checkbox(n)) for n in range(1, count + 1)]
+    if not all(isinstance(box, bool) for box in boxes):
+        return None
+    return [n for n, ticked in enumerate(boxes, 1) if ticked]
+
+
+def _chosen(
+    content: Any, count: int, scopes: list[str], proposal: Any, forms: FormRules
+) -> list[int] | None:
     """The candidate numbers an accepting answer selects, or ``None`` if it is invalid."""
-    picked = content.get("candidates")
+    numbers = _picked(content, count, forms)
     scope = content.get("scope", scopes[0])
-    if not isinstance(picked, list) or scope not in scopes:
-        return None
-    try:
-        numbers = sorted({int(item) for item in picked})
-    except (TypeError, ValueError):
-        return None
-    if not numbers or any(not 1 <= n <= count for n in numbers):
+    if not numbers or scope not in scopes:
         return None
     if scope != "both":
         numbers = [n for n in numbers if proposal.candidates[n - 1].scope == scope]

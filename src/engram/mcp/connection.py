@@ -1,10 +1,13 @@
 """One client connection: legacy handshake state and server-to-client requests.
 
 The legacy era keeps what ``initialize`` said (the negotiated version and the
-client's capabilities) per connection. Requests the server sends to the client
-(``elicitation/create``) are correlated here by id: the worker that asked waits on
-an event while the transport keeps reading, and a reply, a timeout or the end of the
-stream wakes it. The modern era never uses this state (every request stands alone).
+client's capabilities) per connection, and whether the client has since sent
+``notifications/initialized``: before it the server sends no request of its own
+(lifecycle: it SHOULD NOT, other than pings and logging). Requests the server sends
+to the client (``elicitation/create``) are correlated here by id: the worker that
+asked waits on an event while the transport keeps reading, and a reply, a timeout or
+the end of the stream wakes it. The modern era never uses this state (every request
+stands alone).
 """
 
 from __future__ import annotations
@@ -43,11 +46,22 @@ class Connection:
         self._closed = False
         self.protocol_version: str | None = None
         self.client_capabilities: dict[str, Any] = {}
+        #: The client sent ``notifications/initialized`` after the last ``initialize``.
+        self.operating = False
 
     def initialized(self, version: str, capabilities: dict[str, Any]) -> None:
-        """Record what a legacy ``initialize`` negotiated."""
+        """Record what a legacy ``initialize`` negotiated; the handshake awaits the client."""
         self.protocol_version = version
         self.client_capabilities = capabilities
+        self.operating = False
+
+    def begin_operation(self) -> None:
+        """The client sent ``notifications/initialized``: the operation phase begins.
+
+        Ignored before ``initialize``, when there is no handshake to complete.
+        """
+        if self.protocol_version is not None:
+            self.operating = True
 
     def send(self, message: dict[str, Any]) -> None:
         """Write one message to the client."""

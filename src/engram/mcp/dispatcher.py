@@ -4,6 +4,8 @@ It owns the one mapping from exceptions to the wire: a :class:`ProtocolError`
 becomes a JSON-RPC error response, anything unexpected becomes -32603 with the
 stack logged to stderr (never the exception's message, which could carry data).
 This is one of engram's two catch-all boundaries; the other is the CLI entry point.
+The boundary ends at bytes: a request's answer is serialized inside it, so nothing
+that goes wrong while answering one message can stop the worker that answers it.
 """
 
 from __future__ import annotations
@@ -40,16 +42,19 @@ from engram.protocol.eras import (
     SERVER_INFO_KEY,
     SUPPORTED_VERSIONS,
     ModernEnvelope,
+    accepts_batches,
     modern_envelope,
     negotiate_legacy_version,
 )
 from engram.protocol.framing import Frame
 from engram.protocol.jsonrpc import (
+    Batch,
     Message,
     Notification,
     Request,
     RequestId,
     Response,
+    dumps,
     error_response,
     parse_message,
     result_response,
@@ -107,36 +112,31 @@ class Dispatcher:
 
     # --- framing level ----------------------------------------------------------
 
-    def read(self, frame: Frame) -> Message | dict[str, Any]:
-        """Classify a frame: a message to handle, or an error response to send now."""
+    def read(self, frame: Frame) -> Message | Batch | bytes:
+        """Classify a frame: a message to handle, or the error line to send now."""
         try:
             if frame.oversized:
                 raise MessageTooLarge()
             return parse_message(frame.data)
         except InvalidRequest as error:
-            return error_response(error.request_id, error)
+            return dumps(error_response(error.request_id, error))
         except ProtocolError as error:
-            return error_response(None, error)
+            return dumps(error_response(None, error))
 
-    def handle(self, message: Message, connection: Connection) -> dict[str, Any] | None:
-        """Answer one message; ``None`` for notifications and client replies."""
+    def handle(self, message: Message | Batch, connection: Connection) -> bytes | None:
+        """The line answering a message or a batch; ``None`` when nothing is answered."""
+        if isinstance(message, Batch):
+            return self._batch(message, connection)
         if isinstance(message, Response):
             if not connection.deliver(message):
                 log.debug("dropped a reply to no pending request")
             return None
         if isinstance(message, Notification):
-            return None
-        modern = False
+            if message.method == "notifications/initialized":
+                connection.begin_operation()
+            return None  # every other notification is ignored
         try:
-            envelope = modern_envelope(message.params)
-            modern = envelope is not None
-            if envelope is None:
-                result = self._legacy(message, connection)
-            else:
-                result = self._modern(message, envelope)
-            return result_response(message.id, result)
-        except ProtocolError as error:
-            return self._error(message.id, error, modern)
+            return dumps(self._respond(message, connection))
         except Exception as error:
             log.error(
                 "internal error in %s: %s\n%s",
@@ -144,7 +144,44 @@ class Dispatcher:
                 type(error).__name__,
                 "".join(traceback.format_tb(error.__traceback__)),
             )
-            return self._error(message.id, InternalError(), modern)
+            return dumps(error_response(message.id, InternalError()))
+
+    def _batch(self, batch: Batch, connection: Connection) -> bytes | None:
+        """JSON-RPC 2.0 batch semantics, on a connection whose version has batches.
+
+        Any other connection, and one not yet initialized, gets the single -32600 it
+        always got. The answer is the array of the members' answers in member order;
+        notifications and replies add nothing, so a batch of only those gets no answer.
+        """
+        if not accepts_batches(connection.protocol_version):
+            return dumps(error_response(None, InvalidRequest()))
+        answers = [self._batch_member(member, connection) for member in batch.members]
+        lines = [line for line in answers if line is not None]
+        return b"[" + b",".join(lines) + b"]" if lines else None
+
+    def _batch_member(
+        self, member: Message | InvalidRequest, connection: Connection
+    ) -> bytes | None:
+        if isinstance(member, InvalidRequest):
+            return dumps(error_response(member.request_id, member))
+        if isinstance(member, Request) and member.method == "initialize":
+            # 2025-03-26 lifecycle: "The initialize request MUST NOT be part of a
+            # JSON-RPC batch".
+            return dumps(error_response(member.id, InvalidRequest(member.id)))
+        return self.handle(member, connection)
+
+    def _respond(self, request: Request, connection: Connection) -> dict[str, Any]:
+        modern = False
+        try:
+            envelope = modern_envelope(request.params)
+            modern = envelope is not None
+            if envelope is None:
+                result = self._legacy(request, connection)
+            else:
+                result = self._modern(request, envelope)
+            return result_response(request.id, result)
+        except ProtocolError as error:
+            return self._error(request.id, error, modern)
 
     def _error(self, request_id: RequestId, error: ProtocolError, modern: bool) -> dict[str, Any]:
         response = error_response(request_id, error)

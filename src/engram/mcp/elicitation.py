@@ -1,7 +1,9 @@
 """Asking the human through the client's form dialog, in both protocol eras.
 
 Legacy era: a server-to-client ``elicitation/create`` request on the connection,
-answered or timed out (:class:`LegacyElicitation`). Modern era: the handler's
+answered or timed out (:class:`LegacyElicitation`), only once the client has sent
+``notifications/initialized`` and only in a negotiated version that has it, with the
+form fields that version allows. Modern era: the handler's
 question becomes an ``input_required`` result and the answer arrives with the
 client's retry (:class:`ModernElicitation`, :class:`InputRequired`). Handlers see
 one interface and must not write anything before they have their answers, because
@@ -17,6 +19,7 @@ from typing import Any, Final
 from engram.errors import ElicitationFailed, InvalidRequestState
 from engram.mcp.connection import Connection
 from engram.mcp.tools import ElicitationAnswer
+from engram.protocol.eras import CURRENT_FORMS, FormRules, elicitation_forms
 
 __all__ = [
     "ELICITATION_TIMEOUT_S",
@@ -40,9 +43,10 @@ def declares_form_elicitation(capabilities: Mapping[str, Any]) -> bool:
     return not elicitation or isinstance(elicitation.get("form"), dict)
 
 
-def form_request(message: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The params of an ``elicitation/create`` form request."""
-    return {"mode": "form", "message": message, "requestedSchema": dict(schema)}
+def form_request(message: str, schema: Mapping[str, Any], forms: FormRules) -> dict[str, Any]:
+    """The params of an ``elicitation/create`` form request in a version's terms."""
+    params: dict[str, Any] = {"mode": "form"} if forms.mode else {}
+    return {**params, "message": message, "requestedSchema": dict(schema)}
 
 
 def parse_answer(result: object) -> ElicitationAnswer:
@@ -60,6 +64,7 @@ class NoElicitation:
     """The client cannot show a dialog (or ``--no-elicitation`` is set)."""
 
     available = False
+    forms = CURRENT_FORMS
 
     def ask(
         self, key: str, message: str, schema: Mapping[str, Any], *, shown: str = ""
@@ -76,14 +81,24 @@ class LegacyElicitation:
 
     @property
     def available(self) -> bool:
-        return declares_form_elicitation(self._connection.client_capabilities)
+        connection = self._connection
+        return (
+            connection.operating
+            and elicitation_forms(connection.protocol_version) is not None
+            and declares_form_elicitation(connection.client_capabilities)
+        )
+
+    @property
+    def forms(self) -> FormRules:
+        return elicitation_forms(self._connection.protocol_version) or CURRENT_FORMS
 
     def ask(
         self, key: str, message: str, schema: Mapping[str, Any], *, shown: str = ""
     ) -> ElicitationAnswer:
-        result = self._connection.request(
-            "elicitation/create", form_request(message, schema), self._timeout
-        )
+        if not self.available:  # never a request the negotiated version lacks
+            raise ElicitationFailed("elicitation unavailable")
+        params = form_request(message, schema, self.forms)
+        result = self._connection.request("elicitation/create", params, self._timeout)
         return parse_answer(result)
 
 
@@ -98,6 +113,9 @@ class InputRequired(Exception):
 
 class ModernElicitation:
     """Answers from the client's retry; a missing answer becomes ``input_required``."""
+
+    #: 2026-07-28 forms are those of 2025-11-25 (schema.ts).
+    forms = CURRENT_FORMS
 
     def __init__(
         self,
@@ -125,5 +143,6 @@ class ModernElicitation:
                 raise InvalidRequestState()
             return parse_answer(self._answers[key])
         asked = {**self._asked, key: shown}
-        request = {"method": "elicitation/create", "params": form_request(message, schema)}
+        params = form_request(message, schema, self.forms)
+        request = {"method": "elicitation/create", "params": params}
         raise InputRequired({key: request}, asked, self._answers)

@@ -12,6 +12,7 @@ before serving, file descriptor 1 is moved aside and pointed at stderr, so a str
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import queue
 import sys
@@ -22,7 +23,7 @@ from typing import Any, BinaryIO
 from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher
 from engram.protocol.framing import read_frame
-from engram.protocol.jsonrpc import Response, dumps
+from engram.protocol.jsonrpc import Batch, Message, Response, dumps
 
 __all__ = ["LineWriter", "Workers", "claim_stdout", "serve"]
 
@@ -38,12 +39,16 @@ class LineWriter:
         self.broken = False
 
     def __call__(self, message: dict[str, Any]) -> None:
-        line = dumps(message) + b"\n"
+        """Serialize and write one message (raises what :func:`dumps` raises)."""
+        self.write(dumps(message))
+
+    def write(self, line: bytes) -> None:
+        """Write one serialized message and its newline."""
         with self._lock:
             if self.broken:
                 return
             try:
-                self._stream.write(line)
+                self._stream.write(line + b"\n")
                 self._stream.flush()
             except (BrokenPipeError, ValueError, OSError):
                 self.broken = True  # the client went away; nothing left to tell it
@@ -119,18 +124,21 @@ def serve(dispatcher: Dispatcher, stdin: BinaryIO, stdout: BinaryIO) -> None:
     workers = Workers()
     connection = Connection(writer, workers.blocking)
 
-    def answer(message: Any) -> Job:
+    def answer(message: Message | Batch) -> Job:
+        # The dispatcher's boundary turns any failure into an answer, so a job never
+        # raises and the worker that runs it lives on.
         def job() -> None:
-            response = dispatcher.handle(message, connection)
-            if response is not None:
-                writer(response)
+            line = dispatcher.handle(message, connection)
+            if line is not None:
+                writer.write(line)
 
         return job
 
     while (frame := read_frame(stdin)) is not None:
         item = dispatcher.read(frame)
-        if isinstance(item, dict):
-            writer(item)
+        if isinstance(item, bytes):
+            # Queued like answers, so that an error never overtakes an earlier request.
+            workers.submit(functools.partial(writer.write, item))
         elif isinstance(item, Response):
             dispatcher.handle(item, connection)
         else:

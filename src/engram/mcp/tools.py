@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from engram.protocol.eras import FormRules
+
 __all__ = [
     "CallContext",
     "Elicitation",
@@ -38,7 +40,13 @@ class Elicitation(Protocol):
 
     @property
     def available(self) -> bool:
-        """Whether the client declared form elicitation (and it is not disabled)."""
+        """Whether a form can be shown: the client declared form elicitation in a
+        protocol version that has it, and it is not disabled."""
+        ...
+
+    @property
+    def forms(self) -> FormRules:
+        """What a form may use in the call's protocol version (when ``available``)."""
         ...
 
     def ask(

@@ -3,7 +3,8 @@
 *Legacy* (2024-11-05 to 2025-11-25): a connection negotiates once with ``initialize``.
 *Modern* (2026-07-28): every request carries its own version and client capabilities
 in ``params._meta`` and is served statelessly. This module decides which era a
-request belongs to and which version answers it; it builds no results.
+request belongs to, which version answers it and what each version allows on the wire
+(batches, elicitation forms); it builds no results.
 """
 
 from __future__ import annotations
@@ -14,14 +15,20 @@ from typing import Any, Final
 from engram.errors import InvalidParams, MissingClientCapabilities, UnsupportedProtocolVersion
 
 __all__ = [
+    "BATCH_VERSIONS",
     "CLIENT_CAPABILITIES_KEY",
+    "CURRENT_FORMS",
+    "FIRST_FORMS",
     "LATEST_LEGACY_VERSION",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "PROTOCOL_VERSION_KEY",
     "SERVER_INFO_KEY",
     "SUPPORTED_VERSIONS",
+    "FormRules",
     "ModernEnvelope",
+    "accepts_batches",
+    "elicitation_forms",
     "modern_envelope",
     "negotiate_legacy_version",
 ]
@@ -31,6 +38,12 @@ LATEST_LEGACY_VERSION: Final = "2025-11-25"
 MODERN_VERSIONS: Final = ("2026-07-28",)
 #: Newest first, as ``server/discover`` and ``-32022`` publish them.
 SUPPORTED_VERSIONS: Final = (*MODERN_VERSIONS, *reversed(LEGACY_VERSIONS))
+
+#: The versions whose connections receive JSON-RPC batches. 2025-03-26 requires it
+#: ("MUST support receiving JSON-RPC batches", basic/index); 2024-11-05 does not
+#: define batches (2025-03-26 keeps ``initialize`` out of batches for its sake), and
+#: 2025-06-18 removed them, as the 2026-07-28 era never had them.
+BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
 
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
@@ -45,6 +58,45 @@ def negotiate_legacy_version(requested: object) -> str:
     if isinstance(requested, str) and requested in LEGACY_VERSIONS:
         return requested
     return LATEST_LEGACY_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class FormRules:
+    """What an ``elicitation/create`` form may use in one protocol version (schema.ts)."""
+
+    #: ``params.mode: "form"`` exists (2025-11-25 added URL mode beside forms).
+    mode: bool
+    #: Multi-select fields (``type: "array"``, ``MultiSelectEnumSchema``).
+    multi_select: bool
+    #: ``default`` on string and enum fields (2025-06-18 has it on booleans only).
+    string_defaults: bool
+
+
+#: Forms as 2025-06-18 introduced them: only string, number, boolean and single-choice
+#: enum fields, a default only on booleans, and no ``mode``.
+FIRST_FORMS: Final = FormRules(mode=False, multi_select=False, string_defaults=False)
+#: Forms from 2025-11-25 on, in both eras.
+CURRENT_FORMS: Final = FormRules(mode=True, multi_select=True, string_defaults=True)
+
+_FORMS: Final = {
+    "2025-06-18": FIRST_FORMS,
+    "2025-11-25": CURRENT_FORMS,
+    "2026-07-28": CURRENT_FORMS,
+}
+
+
+def elicitation_forms(version: str | None) -> FormRules | None:
+    """The form rules of a version; ``None`` where it has no ``elicitation/create``.
+
+    Elicitation arrived in 2025-06-18: 2024-11-05 and 2025-03-26 (and a connection
+    that has not negotiated yet) have none.
+    """
+    return _FORMS.get(version) if version is not None else None
+
+
+def accepts_batches(negotiated: str | None) -> bool:
+    """Whether a connection that negotiated this version (``None``: not yet) takes batches."""
+    return negotiated in BATCH_VERSIONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,14 +2,15 @@
 
 This module knows JSON-RPC and nothing of MCP methods or engram's domain. It turns a
 line of bytes into one of :class:`Request`, :class:`Notification` or
-:class:`Response` (a reply to a request the server sent), or raises the protocol
-error the line deserves. Batches are refused: MCP removed JSON-RPC batching in
-2025-06-18, and neither era we serve uses it.
+:class:`Response` (a reply to a request the server sent), a :class:`Batch` of them,
+or raises the protocol error the line deserves. Whether a batch is served depends on
+the negotiated protocol version, which the dispatcher decides (``protocol/eras.py``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,6 +24,8 @@ __all__ = [
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "Batch",
+    "Message",
     "Notification",
     "Request",
     "RequestId",
@@ -41,6 +44,9 @@ INTERNAL_ERROR: Final = -32603
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 #: Legacy MCP only; 2026-07-28 answers an unknown resource with INVALID_PARAMS.
 RESOURCE_NOT_FOUND: Final = -32002
+
+#: Output separators: one compact line per message.
+_COMPACT: Final = (",", ":")
 
 RequestId = str | int
 
@@ -74,16 +80,43 @@ class Response:
 Message = Request | Notification | Response
 
 
-def parse_message(line: bytes) -> Message:
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A JSON-RPC 2.0 batch (section 6): an array of at least one member, in order.
+
+    Each member is a message, or the :class:`InvalidRequest` it deserves: an invalid
+    member gets its own error object in the batch's answer.
+    """
+
+    members: tuple[Message | InvalidRequest, ...]
+
+
+def parse_message(line: bytes) -> Message | Batch:
     """Classify one framed line.
 
     Raises :class:`ParseError` for bytes that are not JSON, and :class:`InvalidRequest`
-    (carrying the id when it was readable) for JSON that is not a valid message.
+    (carrying the id when it was readable) for JSON that is not a valid message; an
+    empty array is one invalid request (JSON-RPC 2.0 section 6).
     """
     try:
-        data = json.loads(line, parse_constant=_refuse_constant)
+        data = json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         raise ParseError() from exc
+    if isinstance(data, list):
+        if not data:
+            raise InvalidRequest(None)
+        return Batch(tuple(_batch_member(item) for item in data))
+    return _classify(data)
+
+
+def _batch_member(data: object) -> Message | InvalidRequest:
+    try:
+        return _classify(data)
+    except InvalidRequest as error:
+        return error
+
+
+def _classify(data: object) -> Message:
     if not isinstance(data, dict):
         raise InvalidRequest(None)
     request_id = _read_id(data)
@@ -105,6 +138,15 @@ def parse_message(line: bytes) -> Message:
 def _refuse_constant(name: str) -> object:
     # NaN and Infinity are not JSON (RFC 8259); Python's json accepts them by default.
     raise ValueError(name)
+
+
+def _finite_float(text: str) -> float:
+    # A literal beyond a double's range (1e400) would become infinity, which no JSON
+    # text can carry back; RFC 8259 section 6 lets us refuse numbers out of range.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
 
 
 def _read_id(data: dict[str, Any]) -> RequestId | None:
@@ -141,5 +183,16 @@ def error_response(request_id: RequestId | None, error: ProtocolError) -> dict[s
 
 
 def dumps(message: dict[str, Any]) -> bytes:
-    """Serialize one message as a single line (JSON escapes every control character)."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Serialize one message as a single line of UTF-8 JSON.
+
+    JSON escapes every control character, so a message never spans lines. Never fails
+    on a value :func:`parse_message` accepted: a lone surrogate (``"\\ud800"`` is valid
+    JSON, but no UTF-8 encodes it) is written as its ASCII escape, which decodes to the
+    same string. Raises ``ValueError`` for NaN and infinities (no JSON text carries them)
+    and ``TypeError`` for a value that is not JSON at all.
+    """
+    text = json.dumps(message, ensure_ascii=False, separators=_COMPACT, allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=_COMPACT, allow_nan=False).encode("ascii")
