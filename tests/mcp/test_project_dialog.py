@@ -729,6 +729,19 @@ def test_legacy_note_dialog_yes_writes_a_working_note(project: Project) -> None:
     _assert_note_written(project, data, NOTE["objective"])
 
 
+def test_a_global_note_dialog_yes_writes_it_to_the_global_working_folder(
+    project: Project,
+) -> None:
+    server = _legacy(project)
+    ask = _ask(server, "engram_note", {**NOTE, "scope": "global"})
+    data = _data(_answer(server, ask, **_accept(save=True)))
+    assert (data["saved"], data["file"]) == (True, f"global:working/{NOTE_ID}.md")
+    assert _notes(project) == []
+    assert [path.name for path in (project.global_dir / "working").glob("*.md")] == [
+        f"{NOTE_ID}.md"
+    ]
+
+
 def test_modern_note_dialog_yes_writes_a_working_note(project: Project) -> None:
     server = project.start()
     first = _modern(server, "engram_note", NOTE)["result"]

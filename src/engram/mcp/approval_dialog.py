@@ -250,7 +250,7 @@ def note(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolRe
     return _envelope(
         {
             "id": draft.id,
-            "file": memory.layout.relative(path),
+            "file": memory.layouts[draft.scope].relative(path),
             "valid_until": until,
             "saved": True,
             "text": f"noted {draft.id} until {until}",
