@@ -63,7 +63,7 @@ def test_a_lone_surrogate_in_a_tool_result_travels_as_its_escape() -> None:
     assert line == (
         b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":'
         b'"{\\"note\\":\\"\\ud800\\",\\"dialog\\":false}"}],'
-        b'"structuredContent":{"note":"\\ud800","dialog":false}}}'
+        b'"structuredContent":{"note":"\\ud800","dialog":false},"isError":false}}'
     )
 
 
