@@ -179,23 +179,6 @@ BURIED_PREVIEW = (
 )
 
 
-def test_force_at_a_query_level_writes_exactly_the_verdicts_it_previewed(
-    initialised: Path,
-) -> None:
-    bury_a_related_rule(initialised / BASE / "rules")
-    before = md_files(initialised)
-
-    result = save(BURIED_LINE, "--force", "--query-level", "50")
-
-    assert result.exit_code == 0
-    assert result.stdout == (
-        "1. Verdict: SUPERSEDE target\n"
-        + BURIED_PREVIEW
-        + "deferred 1 (SUPERSEDE target): read `engram load --id target`\n"
-    )
-    assert md_files(initialised) == before
-
-
 def test_force_at_the_default_query_level_writes_the_add_it_previewed(initialised: Path) -> None:
     bury_a_related_rule(initialised / BASE / "rules")
 
@@ -219,14 +202,16 @@ def test_a_query_level_past_any_sqlite_integer_is_accepted(initialised: Path) ->
 @pytest.mark.parametrize(
     "command",
     [
+        ["save-session", "--force", "--query-level", "50"],
         ["ss", "-f", "last", "50", "sessions"],
         ["save-session", "last", "50", "sessions", "--force"],
         ["ss", "-f", "--query-level", "50", "last", "50", "sessions"],
     ],
 )
-def test_the_counted_shortcut_last_n_sessions_is_query_level_n(
+def test_force_at_a_query_level_writes_exactly_the_verdicts_it_previewed(
     initialised: Path, command: list[str]
 ) -> None:
+    # The last three spell the counted shortcut: "last N sessions" is --query-level N.
     bury_a_related_rule(initialised / BASE / "rules")
     before = md_files(initialised)
 

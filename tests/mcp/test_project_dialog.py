@@ -225,11 +225,8 @@ def test_the_scope_field_offers_the_proposal_scope_or_narrower(
     assert project.files() == []
 
 
-def test_accepting_a_subset_writes_exactly_those_without_a_token(project: Project) -> None:
-    server = _legacy(project)
-    ask = _ask(server, "engram_save_session", {"text": LINES})
-    data = _data(_answer(server, ask, **_accept(candidates=["1", "3"], scope="workspace")))
-    assert data == {
+def _wrote_1_and_3() -> dict[str, Any]:
+    return {
         "written": [
             {"number": 1, "verdict": "ADD", "id": IDS[0], "file": FILES[0]},
             {"number": 3, "verdict": "ADD", "id": IDS[2], "file": FILES[2]},
@@ -238,6 +235,13 @@ def test_accepting_a_subset_writes_exactly_those_without_a_token(project: Projec
         "saved": True,
         "text": f"wrote {IDS[0]} (ADD)\nwrote {IDS[2]} (ADD)",
     }
+
+
+def test_accepting_a_subset_writes_exactly_those_without_a_token(project: Project) -> None:
+    server = _legacy(project)
+    ask = _ask(server, "engram_save_session", {"text": LINES})
+    data = _data(_answer(server, ask, **_accept(candidates=["1", "3"], scope="workspace")))
+    assert data == _wrote_1_and_3()
     assert project.files() == sorted([FILES[0], FILES[2]])
     assert LONG_RULE in (project.base / FILES[0]).read_text()
     assert project.pending_proposals() == {}
@@ -456,15 +460,7 @@ def test_a_2025_06_18_dialog_writes_exactly_the_ticked_candidates(project: Proje
     ask = _ask(server, "engram_save_session", {"text": LINES})
     ticks = {"candidate_1": True, "candidate_2": False, "candidate_3": True}
     data = _data(_answer(server, ask, **_accept(**ticks, scope="workspace")))
-    assert data == {
-        "written": [
-            {"number": 1, "verdict": "ADD", "id": IDS[0], "file": FILES[0]},
-            {"number": 3, "verdict": "ADD", "id": IDS[2], "file": FILES[2]},
-        ],
-        "deferred": [],
-        "saved": True,
-        "text": f"wrote {IDS[0]} (ADD)\nwrote {IDS[2]} (ADD)",
-    }
+    assert data == _wrote_1_and_3()
     assert project.files() == sorted([FILES[0], FILES[2]])
 
 
