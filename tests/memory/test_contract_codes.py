@@ -759,48 +759,32 @@ def test_a_store_runs_in_wal_with_secure_delete_and_the_chosen_synchronous_level
 
 
 @pytest.mark.parametrize(
-    ("line", "replacement", "message"),
+    ("line", "replacement"),
     [
-        ("allow_retain = false", 'allow_retain = "false"', "allow_retain is not true or false"),
-        ("allow_retain = false", "allow_retain = 0", "allow_retain is not true or false"),
-        ("max_days = 30", 'max_days = "30"', "max_days is not a positive integer"),
-        ("max_days = 30", "max_days = 30.0", "max_days is not a positive integer"),
-        ("max_days = 30", "max_days = true", "max_days is not a positive integer"),
-        ("max_days = 30", "max_days = 0", "max_days is not a positive integer"),
-        (
-            "reconciliation_families = []",
-            'reconciliation_families = "fam"',
-            "reconciliation_families is not a list of names",
-        ),
-        (
-            "reconciliation_families = []",
-            'reconciliation_families = ["fam", 1]',
-            "reconciliation_families is not a list of names",
-        ),
-        (
-            "require_confirmation = []",
-            'require_confirmation = "capture"',
-            "require_confirmation is not a list of names",
-        ),
-        (
-            "require_confirmation = []",
-            'require_confirmation = ["capture", "publish"]',
-            "require_confirmation names an unknown tool",
-        ),
-        ('policy = "default"', 'policy = "default"\nverifier_root = 7', "admission.verifier_root"),
+        ("allow_retain = false", 'allow_retain = "false"'),
+        ("enabled = true", 'enabled = "true"'),
+        ("allow_retain = false", "allow_retain = 0"),
+        ("max_days = 30", 'max_days = "30"'),
+        ("max_days = 30", "max_days = 30.0"),
+        ("max_days = 30", "max_days = true"),
+        ("max_days = 30", "max_days = 0"),
+        ("reconciliation_families = []", 'reconciliation_families = "fam"'),
+        ("reconciliation_families = []", 'reconciliation_families = ["fam", 1]'),
+        ("require_confirmation = []", 'require_confirmation = "capture"'),
+        ("require_confirmation = []", 'require_confirmation = ["capture", "publish"]'),
+        ('policy = "default"', 'policy = "default"\nverifier_root = 7'),
     ],
 )
 def test_a_policy_value_of_the_wrong_type_makes_the_profile_untrusted(
-    tmp_path: Path, line: str, replacement: str, message: str
+    tmp_path: Path, line: str, replacement: str
 ) -> None:
     path = _profile(tmp_path)
     text = path.read_text(encoding="utf-8")
     assert line in text
     path.write_text(text.replace(line, replacement, 1), encoding="utf-8")
 
-    with pytest.raises(errors.TrustedContextUnavailable) as raised:
+    with pytest.raises(errors.TrustedContextUnavailable):
         load_profile(path)
-    assert message in str(raised.value)
 
 
 def test_the_profiles_policy_values_load_in_their_own_types(tmp_path: Path) -> None:

@@ -111,9 +111,7 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
     grants, retention = data.get("grants", {}), data.get("retention", {})
     admission, store = data.get("admission", {}), data.get("store", {})
     tools = _names(grants, "tools", MEMORY_TOOLS)
-    enabled = memory.get("enabled", False)
-    if not isinstance(enabled, bool):
-        raise TrustedContextUnavailable("host profile has an invalid memory.enabled")
+    enabled = _flag(memory, "enabled")
     if admission.get("policy", "default") != "default":
         raise TrustedContextUnavailable("host profile names an unknown admission policy")
     durability = store.get("durability", "full")
