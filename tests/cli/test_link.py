@@ -294,3 +294,68 @@ def test_root_names_the_project_to_link(run: Run, workspace: Path, tmp_path: Pat
     ]
     assert list(workspace.iterdir()) == []
     assert run("upgrade", "--root", str(other)).output == f"project: {other}\nnothing to change\n"
+
+
+SECRET = "sk-SECRET-123"
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "kept"),
+    [
+        ("npx", ["-y", "engram-mcp"], False),
+        ("/opt/run-engram.sh", ["-v"], True),
+    ],
+)
+def test_no_output_shows_the_value_of_a_variable_in_the_users_registration(
+    run: Run,
+    home: Path,
+    caplog: pytest.LogCaptureFixture,
+    command: str,
+    args: list[str],
+    kept: bool,
+) -> None:
+    entry = {
+        "type": "stdio",
+        "command": command,
+        "args": args,
+        "env": {"OPENAI_API_KEY": SECRET, "ZDOTDIR": "/z", PIN_VARIABLE: "0.0.1"},
+    }
+    registry = home / ".claude.json"
+    registry.write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    outputs = [
+        run(*words)
+        for words in (
+            ("link", "claude", "--global"),
+            ("link", "claude", "--global", "--force"),
+            ("link", "claude", "--global", "--dry-run"),
+            ("upgrade",),
+            ("upgrade", "--dry-run"),
+            ("link", "list"),
+            ("unlink", "claude", "--global"),
+        )
+    ]
+    for result in outputs:
+        assert SECRET not in result.output
+        assert SECRET not in result.stderr
+    assert SECRET not in caplog.text
+    left_out = (
+        f"note: your engram registration in {registry} also sets OPENAI_API_KEY, ZDOTDIR, "
+        "which the command below leaves out: engram never prints the values of your "
+        "variables; to keep them, add --env=NAME=VALUE for each to its `claude mcp add`"
+    )
+    add = (
+        "claude mcp remove --scope user engram && claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}"
+    )
+    forced = f"note: to re-pin, run: {add} --always-load"
+    if kept:
+        printed = (
+            f"note: kept the engram registration in {registry}: `{command} {args[0]}` does not "
+            f"name engram-mcp, so engram cannot re-pin it (to replace it, run: {add} --always-load)"
+        )
+        assert outputs[0].output.splitlines() == [left_out, printed]
+        assert outputs[3].output.splitlines() == [left_out, printed]
+    else:
+        assert outputs[0].output.splitlines() == [left_out, f"note: to re-pin, run: {add}"]
+        assert outputs[3].output.splitlines() == [left_out, forced]
+    assert outputs[1].output.splitlines() == [left_out, forced]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import tomlkit
 
+from engram.hosts.claude import add_command
 from engram.hosts.command import PIN_VARIABLE, HostEnv
 from engram.hosts.files import apply, backup_path
 from engram.hosts.jsonc import parse, to_python
@@ -419,3 +420,10 @@ def test_unlinking_one_host_keeps_the_agents_md_block_another_still_uses(env: Ho
     assert "<!-- engram:start -->" in (env.workspace / "AGENTS.md").read_text()
     apply(plan_unlink(TARGETS["opencode"], "workspace", env).changes)
     assert not (env.workspace / "AGENTS.md").exists()
+
+
+def test_the_printed_claude_command_carries_only_engrams_own_variables() -> None:
+    entry = {"command": "/v/engram-mcp", "args": [], "env": {"API_KEY": "s", PIN_VARIABLE: "1"}}
+    assert add_command(entry) == (
+        f"claude mcp add --scope user engram --env={PIN_VARIABLE}=1 -- /v/engram-mcp"
+    )

@@ -32,6 +32,7 @@ from pathlib import Path
 from engram import __version__
 
 __all__ = [
+    "ENGRAM_VARIABLES",
     "PIN_VARIABLE",
     "SERVER_FLAGS",
     "SERVER_SCRIPT",
@@ -48,6 +49,9 @@ SERVER_SCRIPT = "engram-mcp"
 CLI_SCRIPT = "engram"
 #: The version marker of a pinned entry (in the entry's environment).
 PIN_VARIABLE = "ENGRAM_PINNED_VERSION"
+#: The entry variables engram writes itself. Only their values are ever printed:
+#: the others are the person's, and may be secrets (an API key).
+ENGRAM_VARIABLES = frozenset({PIN_VARIABLE})
 _MODULE_PREFIX = ("-m", "engram.mcp")
 #: engram-mcp's options in a host entry (``engram-mcp --help``; a test keeps these
 #: in step with the server's own parser): flags, and options that take a value.

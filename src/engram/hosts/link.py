@@ -19,7 +19,10 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
   when it is re-pinned, with a note; ``--hooks --force`` resets it;
 - Codex's entry always carries ``approval_mode = "approve"`` for ``engram_commit``:
   a re-pin adds it back, whatever else it keeps;
-- ``upgrade`` touches only what is already linked.
+- ``upgrade`` touches only what is already linked;
+- nothing printed shows the value of a variable engram did not write (a person's
+  registration may hold an API key): a printed command carries engram's own
+  variables only, and a note names the others.
 """
 
 from __future__ import annotations
@@ -31,7 +34,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
-from engram.hosts.command import HostEnv, ServerCommand, hook_command, server_command
+from engram.hosts.command import (
+    ENGRAM_VARIABLES,
+    HostEnv,
+    ServerCommand,
+    hook_command,
+    server_command,
+)
 from engram.hosts.entries import (
     ALWAYS_LOAD,
     EntryShape,
@@ -215,6 +224,19 @@ def _plan_entry(
         plan.notes += _entry_notes(config, existing, new, desired, wanted, options.mode)
 
 
+def _left_out_note(registry: ConfigFile, existing: dict[str, Any]) -> list[str]:
+    """Which of the registration's variables a printed command leaves out: their
+    values may be secrets (an API key), so only their names are shown."""
+    names = sorted(set(registry.shape.env(existing)) - ENGRAM_VARIABLES)
+    if not names:
+        return []
+    return [
+        f"your engram registration in {registry.path} also sets {', '.join(names)}, "
+        "which the command below leaves out: engram never prints the values of your "
+        "variables; to keep them, add --env=NAME=VALUE for each to its `claude mcp add`"
+    ]
+
+
 def _plan_printed(
     plan: Plan, printed: PrintedCommand, target: Target, env: HostEnv, options: LinkOptions
 ) -> None:
@@ -223,7 +245,9 @@ def _plan_printed(
     The printed command follows the file rules: ``link`` re-pins the program and
     keeps the registered options, ``upgrade`` also applies the ``--always-load``
     rule (a user-scope link never installs a hook, but one may be installed here or
-    for the user), ``--force`` prints engram's own registration.
+    for the user), ``--force`` prints engram's own registration. It never shows the
+    value of a variable engram did not write: a note names those the person must
+    give again.
     """
     registry = printed.registry
     command = server_command(env)
@@ -238,15 +262,17 @@ def _plan_printed(
     shape, replace = registry.shape, f"{printed.remove} && {printed.add(new or desired)}"
     if new is None:
         argv = shlex.join(shape.argv(existing))
-        plan.notes.append(
+        note = (
             f"kept the engram registration in {registry.path}: `{argv}` does not name "
             f"engram-mcp, so engram cannot re-pin it (to replace it, run: {replace})"
         )
     elif shape.argv(new) != shape.argv(existing) or shape.env(new) != shape.env(existing):
-        plan.notes.append(f"to re-pin, run: {replace}")
+        note = f"to re-pin, run: {replace}"
     else:
         hint = _upgrade_hint(shape, new, wanted, options.mode)
         plan.notes.append(f"already registered in {registry.path}" + (f" ({hint})" if hint else ""))
+        return
+    plan.notes += [*_left_out_note(registry, existing), note]
 
 
 def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions, what: str) -> None:
