@@ -359,3 +359,32 @@ def test_no_output_shows_the_value_of_a_variable_in_the_users_registration(
         assert outputs[0].output.splitlines() == [left_out, f"note: to re-pin, run: {add}"]
         assert outputs[3].output.splitlines() == [left_out, forced]
     assert outputs[1].output.splitlines() == [left_out, forced]
+
+
+def test_upgrade_keeps_a_docker_entry_and_a_user_registration_over_ssh(
+    run: Run, home: Path, workspace: Path
+) -> None:
+    docker = ["run", "-i", "--rm", "-v", "/srv/mem:/data", "ghcr.io/me/engram", "engram-mcp"]
+    mcp = workspace / ".mcp.json"
+    text = json.dumps({"mcpServers": {"engram": {"command": "docker", "args": docker}}})
+    mcp.write_text(text)
+    ssh = {"type": "stdio", "command": "ssh", "args": ["box", "engram-mcp"]}
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"engram": ssh}}))
+    add = (
+        "claude mcp remove --scope user engram && claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'} --always-load"
+    )
+    expected = [
+        f"note: kept your engram entry in {mcp} as it is: engram-mcp runs through `docker`, "
+        "which engram cannot re-pin (--force replaces it with engram's)",
+        f"note: kept the engram registration in {home / '.claude.json'}: engram-mcp runs "
+        f"through `ssh`, which engram cannot re-pin (to replace it, run: {add})",
+    ]
+    assert run("upgrade").output.splitlines() == expected
+    assert run("link", "claude").output.splitlines() == [
+        "wrote .claude/commands/engram.md: /engram command",
+        "wrote CLAUDE.md: engram block",
+        expected[0],
+    ]
+    assert run("link", "claude", "--global").output.splitlines() == expected[1:]
+    assert mcp.read_text() == text

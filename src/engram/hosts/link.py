@@ -129,14 +129,30 @@ def _repinned(
     mode: Mode,
 ) -> dict[str, Any] | None:
     """``existing`` running ``command``, engram-mcp's options kept (``upgrade``: the
-    ``--always-load`` rule applied); ``None`` when its command names no engram-mcp."""
+    ``--always-load`` rule applied); ``None`` when engram cannot re-pin it (see
+    :func:`_cannot_repin`)."""
     line = config.shape.command_line(existing)
-    if line is None:
+    if line is None or not line.repinnable:
         return None
     options = list(line.options)
     if mode == "upgrade":
         options = _upgraded_args(options, wanted)
     return config.shape.repin(existing, command, options)
+
+
+def _cannot_repin(shape: EntryShape, entry: dict[str, Any]) -> str | None:
+    """Why engram cannot re-pin ``entry`` (``None`` when it can): its command names
+    no engram-mcp (a wrapper script), or engram-mcp is started by a launcher that
+    is not a package runner (``docker run``, ``ssh``), which runs it somewhere this
+    engram's local command cannot replace. Only the launcher's program is named: its
+    other words may carry a secret (``docker run -e KEY=VALUE``)."""
+    line = shape.command_line(entry)
+    if line is None:
+        argv = shlex.join(shape.argv(entry))
+        return f"`{argv}` does not name engram-mcp, so engram cannot re-pin it"
+    if not line.repinnable:
+        return f"engram-mcp runs through `{line.program}`, which engram cannot re-pin"
+    return None
 
 
 def _upgrade_hint(shape: EntryShape, entry: dict[str, Any], wanted: list[str], mode: Mode) -> str:
@@ -173,8 +189,9 @@ def _entry_notes(
     mode: Mode,
 ) -> list[str]:
     notes = []
+    why = _cannot_repin(config.shape, existing)
     old_line, new_line = config.shape.command_line(existing), config.shape.command_line(new)
-    if old_line is not None and new_line is not None and not old_line.own_form:
+    if why is None and old_line is not None and new_line is not None and not old_line.own_form:
         notes.append(
             f"re-pinned your engram entry in {config.path}: engram-mcp was started by "
             f"`{shlex.join(old_line.launcher)}`, now by this engram's "
@@ -185,11 +202,10 @@ def _entry_notes(
             f'set tools.engram_commit approval_mode = "approve" in {config.path}, '
             "so that the host asks you before every engram_commit"
         )
-    if new_line is None:
-        argv = shlex.join(config.shape.argv(existing))
+    if why is not None:
         notes.append(
-            f"kept your engram entry in {config.path} as it is: `{argv}` does not name "
-            "engram-mcp, so engram cannot re-pin it (--force replaces it with engram's)"
+            f"kept your engram entry in {config.path} as it is: {why} "
+            "(--force replaces it with engram's)"
         )
     elif _differences(new, desired):
         notes.append(_kept_note(config, new, desired, wanted, mode))
@@ -212,7 +228,7 @@ def _plan_entry(
         new = desired
     else:
         repinned = _repinned(config, existing, command, wanted, options.mode)
-        # An entry engram cannot re-pin (a wrapper script) keeps its command, but
+        # An entry engram cannot re-pin (a wrapper script, docker) keeps its command, but
         # never goes without the commit approval.
         kept = existing if not config.shape.commit_approval else with_commit_approval(existing)
         new = repinned if repinned is not None else kept
@@ -261,11 +277,9 @@ def _plan_printed(
     new = desired if options.force else _repinned(registry, existing, command, wanted, options.mode)
     shape, replace = registry.shape, f"{printed.remove} && {printed.add(new or desired)}"
     if new is None:
-        argv = shlex.join(shape.argv(existing))
-        note = (
-            f"kept the engram registration in {registry.path}: `{argv}` does not name "
-            f"engram-mcp, so engram cannot re-pin it (to replace it, run: {replace})"
-        )
+        why = _cannot_repin(shape, existing)
+        note = f"kept the engram registration in {registry.path}: {why} "
+        note += f"(to replace it, run: {replace})"
     elif shape.argv(new) != shape.argv(existing) or shape.env(new) != shape.env(existing):
         note = f"to re-pin, run: {replace}"
     else:
