@@ -177,31 +177,51 @@ def _registered(home: Path, args: list[str]) -> None:
     (home / ".claude.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
 
 
-def test_claude_global_leaves_always_load_out_when_a_claude_hook_is_installed(run: Run) -> None:
-    run("link", "claude", "--hooks")
-    result = run("link", "claude", "--global")
-    assert result.output == (
-        "note: run: claude mcp add --scope user engram "
-        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}\n"
-    )
-
-
-def test_a_user_registration_that_follows_the_hook_rule_is_already_registered(
-    run: Run, home: Path
-) -> None:
+def _hook_for_the_user(home: Path) -> None:
+    """engram's Claude hook in the user's own ~/.claude/settings.json."""
     (home / ".claude").mkdir()
     (home / ".claude" / "settings.json").write_text(
         '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", '
         '"command": "engram hook claude", "timeout": 30}]}]}}\n'
     )
+
+
+def test_claude_global_leaves_always_load_out_only_when_the_user_has_a_claude_hook(
+    run: Run, home: Path
+) -> None:
+    script = SCRIPTS / "engram-mcp"
+    add = f"note: run: claude mcp add --scope user engram --env={PIN_VARIABLE}={__version__} --"
+    run("link", "claude", "--hooks")
+    # A hook in this project is not the user's: every other project shares the command.
+    assert run("link", "claude", "--global").output == f"{add} {script} --always-load\n"
+    _hook_for_the_user(home)
+    assert run("link", "claude", "--global").output == f"{add} {script}\n"
+
+
+def test_a_user_registration_that_follows_the_hook_rule_is_already_registered(
+    run: Run, home: Path
+) -> None:
+    _hook_for_the_user(home)
     _registered(home, [])
     expected = f"note: already registered in {home / '.claude.json'}\n"
     assert run("link", "claude", "--global").output == expected
     assert run("upgrade").output == expected
 
 
-def test_upgrade_prints_the_re_pin_that_drops_always_load_once_hooked(run: Run, home: Path) -> None:
+def test_a_hooked_project_leaves_the_user_registrations_always_load_alone(
+    run: Run, home: Path
+) -> None:
     run("link", "claude", "--hooks")
+    _registered(home, ["--always-load"])
+    expected = f"note: already registered in {home / '.claude.json'}\n"
+    assert run("link", "claude", "--global").output == expected
+    assert run("upgrade").output == expected
+
+
+def test_upgrade_prints_the_re_pin_that_drops_always_load_once_the_user_is_hooked(
+    run: Run, home: Path
+) -> None:
+    _hook_for_the_user(home)
     _registered(home, ["--always-load"])
     assert run("link", "claude", "--global").output == (
         f"note: already registered in {home / '.claude.json'} "

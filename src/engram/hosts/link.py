@@ -14,7 +14,8 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
   marker only); it changes otherwise only with ``--force`` (replaced by engram's
   entry) or ``upgrade`` (re-pinned, and ``--always-load`` added or dropped by rule);
 - ``--always-load`` goes only into configurations Claude Code reads, and only when
-  no engram Claude hook is installed or being installed;
+  no engram Claude hook is installed or being installed (for the user registration,
+  which every project shares: installed in the user's own hook file);
 - engram's session hook keeps the settings someone changed (a matcher, a timeout)
   when it is re-pinned, with a note; ``--hooks --force`` resets it;
 - Codex's entry always carries ``approval_mode = "approve"`` for ``engram_commit``:
@@ -101,15 +102,22 @@ class Plan:
         self.notes += other.notes
 
 
-def hook_present(target: Target, env: HostEnv) -> bool:
-    """Whether engram's session hook for ``target`` is installed here or for the user."""
+def hook_present(target: Target, env: HostEnv, scope: Scope) -> bool:
+    """Whether engram's session hook for ``target`` runs wherever a ``scope``
+    registration is used.
+
+    A workspace registration counts the hook installed here or for the user (both
+    run in this workspace). A user registration is shared by every project, so it
+    counts only the user's own hook file (``~/.claude/settings.json``): a hook in
+    the project where the command happens to run must not change what all the
+    others get.
+    """
     if target.hooks is None:
         return False
     workspace_file = target.hooks.path(env)
     user_file = env.home / workspace_file.relative_to(env.workspace)
-    return any(
-        installed_hooks(target.hooks, read_text(path), path) for path in (workspace_file, user_file)
-    )
+    files = (workspace_file, user_file) if scope == "workspace" else (user_file,)
+    return any(installed_hooks(target.hooks, read_text(path), path) for path in files)
 
 
 def _wanted_args(always_load: bool, hooked: bool) -> list[str]:
@@ -260,14 +268,15 @@ def _plan_printed(
 
     The printed command follows the file rules: ``link`` re-pins the program and
     keeps the registered options, ``upgrade`` also applies the ``--always-load``
-    rule (a user-scope link never installs a hook, but one may be installed here or
-    for the user), ``--force`` prints engram's own registration. It never shows the
+    rule (a user-scope link never installs a hook; only one in the user's own hook
+    file counts, since every project shares this registration), ``--force`` prints
+    engram's own registration. It never shows the
     value of a variable engram did not write: a note names those the person must
     give again.
     """
     registry = printed.registry
     command = server_command(env)
-    wanted = _wanted_args(printed.always_load, hook_present(target, env))
+    wanted = _wanted_args(printed.always_load, hook_present(target, env, "global"))
     desired = registry.shape.build(command, wanted)
     _, existing = registry.read()
     if existing is None:
@@ -343,7 +352,7 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
     installing = options.hooks and scope == "workspace" and target.hooks is not None
     registration = target.registration(env, scope)
     if isinstance(registration, ConfigFile):
-        hooked = installing or hook_present(target, env)
+        hooked = installing or hook_present(target, env, scope)
         _plan_entry(plan, registration, env, options, hooked)
     elif isinstance(registration, PrintedCommand):
         _plan_printed(plan, registration, target, env, options)
@@ -385,7 +394,7 @@ def _linked_elsewhere(target: Target, env: HostEnv) -> bool:
             return True
     slash = target.slash
     generated = slash is not None and is_generated(read_text(slash.path(env)) or "")
-    return generated or hook_present(target, env)
+    return generated or hook_present(target, env, "workspace")
 
 
 def _shared_block_in_use(target: Target, env: HostEnv) -> bool:
