@@ -285,6 +285,25 @@ def test_a_command_naming_no_engram_mcp_warns_that_it_cannot_be_repinned(
     )
 
 
+def test_an_entry_run_through_docker_warns_that_it_cannot_be_repinned(
+    run: Run, workspace: Path
+) -> None:
+    # An absolute path that does not exist: doctor must not start a container here.
+    args = ["run", "-i", "ghcr.io/me/engram", "engram-mcp"]
+    entry = {"command": "/nowhere/docker", "args": args}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    result = run("doctor", "--json")
+    by_id = {check["id"]: check for check in _checks(result.output)}
+    assert by_id["host.args"] == {
+        "id": "host.args",
+        "status": "warn",
+        "severity": "warning",
+        "message": "engram-mcp runs through `/nowhere/docker`: engram cannot re-pin it",
+        "remediation": "engram link claude --force (replaces it with engram's entry)",
+        "subject": f"claude (workspace: {workspace / '.mcp.json'})",
+    }
+
+
 def test_an_engram_hook_in_a_shared_group_is_checked_alone(run: Run, workspace: Path) -> None:
     engram = f"{SCRIPTS / 'engram'} hook claude"
     group = {"hooks": [{"command": "./mine.sh"}, {"type": "command", "command": engram}]}

@@ -177,31 +177,51 @@ def _registered(home: Path, args: list[str]) -> None:
     (home / ".claude.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
 
 
-def test_claude_global_leaves_always_load_out_when_a_claude_hook_is_installed(run: Run) -> None:
-    run("link", "claude", "--hooks")
-    result = run("link", "claude", "--global")
-    assert result.output == (
-        "note: run: claude mcp add --scope user engram "
-        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}\n"
-    )
-
-
-def test_a_user_registration_that_follows_the_hook_rule_is_already_registered(
-    run: Run, home: Path
-) -> None:
+def _hook_for_the_user(home: Path) -> None:
+    """engram's Claude hook in the user's own ~/.claude/settings.json."""
     (home / ".claude").mkdir()
     (home / ".claude" / "settings.json").write_text(
         '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", '
         '"command": "engram hook claude", "timeout": 30}]}]}}\n'
     )
+
+
+def test_claude_global_leaves_always_load_out_only_when_the_user_has_a_claude_hook(
+    run: Run, home: Path
+) -> None:
+    script = SCRIPTS / "engram-mcp"
+    add = f"note: run: claude mcp add --scope user engram --env={PIN_VARIABLE}={__version__} --"
+    run("link", "claude", "--hooks")
+    # A hook in this project is not the user's: every other project shares the command.
+    assert run("link", "claude", "--global").output == f"{add} {script} --always-load\n"
+    _hook_for_the_user(home)
+    assert run("link", "claude", "--global").output == f"{add} {script}\n"
+
+
+def test_a_user_registration_that_follows_the_hook_rule_is_already_registered(
+    run: Run, home: Path
+) -> None:
+    _hook_for_the_user(home)
     _registered(home, [])
     expected = f"note: already registered in {home / '.claude.json'}\n"
     assert run("link", "claude", "--global").output == expected
     assert run("upgrade").output == expected
 
 
-def test_upgrade_prints_the_re_pin_that_drops_always_load_once_hooked(run: Run, home: Path) -> None:
+def test_a_hooked_project_leaves_the_user_registrations_always_load_alone(
+    run: Run, home: Path
+) -> None:
     run("link", "claude", "--hooks")
+    _registered(home, ["--always-load"])
+    expected = f"note: already registered in {home / '.claude.json'}\n"
+    assert run("link", "claude", "--global").output == expected
+    assert run("upgrade").output == expected
+
+
+def test_upgrade_prints_the_re_pin_that_drops_always_load_once_the_user_is_hooked(
+    run: Run, home: Path
+) -> None:
+    _hook_for_the_user(home)
     _registered(home, ["--always-load"])
     assert run("link", "claude", "--global").output == (
         f"note: already registered in {home / '.claude.json'} "
@@ -294,3 +314,97 @@ def test_root_names_the_project_to_link(run: Run, workspace: Path, tmp_path: Pat
     ]
     assert list(workspace.iterdir()) == []
     assert run("upgrade", "--root", str(other)).output == f"project: {other}\nnothing to change\n"
+
+
+SECRET = "sk-SECRET-123"
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "kept"),
+    [
+        ("npx", ["-y", "engram-mcp"], False),
+        ("/opt/run-engram.sh", ["-v"], True),
+    ],
+)
+def test_no_output_shows_the_value_of_a_variable_in_the_users_registration(
+    run: Run,
+    home: Path,
+    caplog: pytest.LogCaptureFixture,
+    command: str,
+    args: list[str],
+    kept: bool,
+) -> None:
+    entry = {
+        "type": "stdio",
+        "command": command,
+        "args": args,
+        "env": {"OPENAI_API_KEY": SECRET, "ZDOTDIR": "/z", PIN_VARIABLE: "0.0.1"},
+    }
+    registry = home / ".claude.json"
+    registry.write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    outputs = [
+        run(*words)
+        for words in (
+            ("link", "claude", "--global"),
+            ("link", "claude", "--global", "--force"),
+            ("link", "claude", "--global", "--dry-run"),
+            ("upgrade",),
+            ("upgrade", "--dry-run"),
+            ("link", "list"),
+            ("unlink", "claude", "--global"),
+        )
+    ]
+    for result in outputs:
+        assert SECRET not in result.output
+        assert SECRET not in result.stderr
+    assert SECRET not in caplog.text
+    left_out = (
+        f"note: your engram registration in {registry} also sets OPENAI_API_KEY, ZDOTDIR, "
+        "which the command below leaves out: engram never prints the values of your "
+        "variables; to keep them, add --env=NAME=VALUE for each to its `claude mcp add`"
+    )
+    add = (
+        "claude mcp remove --scope user engram && claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'}"
+    )
+    forced = f"note: to re-pin, run: {add} --always-load"
+    if kept:
+        printed = (
+            f"note: kept the engram registration in {registry}: `{command} {args[0]}` does not "
+            f"name engram-mcp, so engram cannot re-pin it (to replace it, run: {add} --always-load)"
+        )
+        assert outputs[0].output.splitlines() == [left_out, printed]
+        assert outputs[3].output.splitlines() == [left_out, printed]
+    else:
+        assert outputs[0].output.splitlines() == [left_out, f"note: to re-pin, run: {add}"]
+        assert outputs[3].output.splitlines() == [left_out, forced]
+    assert outputs[1].output.splitlines() == [left_out, forced]
+
+
+def test_upgrade_keeps_a_docker_entry_and_a_user_registration_over_ssh(
+    run: Run, home: Path, workspace: Path
+) -> None:
+    docker = ["run", "-i", "--rm", "-v", "/srv/mem:/data", "ghcr.io/me/engram", "engram-mcp"]
+    mcp = workspace / ".mcp.json"
+    text = json.dumps({"mcpServers": {"engram": {"command": "docker", "args": docker}}})
+    mcp.write_text(text)
+    ssh = {"type": "stdio", "command": "ssh", "args": ["box", "engram-mcp"]}
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"engram": ssh}}))
+    add = (
+        "claude mcp remove --scope user engram && claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'} --always-load"
+    )
+    expected = [
+        f"note: kept your engram entry in {mcp} as it is: engram-mcp runs through `docker`, "
+        "which engram cannot re-pin (--force replaces it with engram's)",
+        f"note: kept the engram registration in {home / '.claude.json'}: engram-mcp runs "
+        f"through `ssh`, which engram cannot re-pin (to replace it, run: {add})",
+    ]
+    assert run("upgrade").output.splitlines() == expected
+    assert run("link", "claude").output.splitlines() == [
+        "wrote .claude/commands/engram.md: /engram command",
+        "wrote CLAUDE.md: engram block",
+        expected[0],
+    ]
+    assert run("link", "claude", "--global").output.splitlines() == expected[1:]
+    assert mcp.read_text() == text

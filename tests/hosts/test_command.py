@@ -74,6 +74,48 @@ def test_runners_are_not_engrams_own_form_and_leave_nothing_stray() -> None:
     assert own.own_form
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["/v/bin/engram-mcp", "--root", "."],
+        ["engram-mcp"],
+        ["/usr/bin/python3.12", "-m", "engram.mcp"],
+        ["C:/Python312/python.exe", "-m", "engram.mcp"],
+        list(NPX),
+        ["npx.cmd", "-y", "engram-mcp"],
+        ["uvx", "--from", "engram==0.0.5", "engram-mcp"],
+        ["pipx", "run", "--spec", "engram==1", "engram-mcp"],
+        ["uv", "run", "--with", "engram", "engram-mcp"],
+        ["uv", "tool", "run", "--from", "engram", "engram-mcp"],
+        ["uv", "run", "python", "-m", "engram.mcp"],
+        ["/v/engram-mcp", *NPX[1:]],
+    ],
+)
+def test_engrams_own_forms_and_package_runners_can_be_repinned(argv: list[str]) -> None:
+    line = read_command_line(argv)
+    assert line is not None
+    assert line.repinnable
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["docker", "run", "-i", "--rm", "ghcr.io/me/engram", "engram-mcp", "--root", "/data"],
+        ["docker", "run", "-i", "img", "python", "-m", "engram.mcp"],
+        ["ssh", "build-box", "engram-mcp"],
+        ["ssh", "build-box", "/srv/venv/bin/python3", "-m", "engram.mcp"],
+        ["env", "ENGRAM_ROOT=/p", "engram-mcp"],
+        ["/opt/run-engram.sh", "-m", "engram.mcp"],
+        ["uv", "pip", "engram-mcp"],
+    ],
+)
+def test_any_other_launcher_of_engram_mcp_is_not_repinnable(argv: list[str]) -> None:
+    line = read_command_line(argv)
+    assert line is not None
+    assert not line.repinnable
+    assert line.program == argv[0]
+
+
 def test_a_runners_words_after_engrams_program_are_leftover() -> None:
     line = read_command_line(["/v/engram-mcp", *NPX[1:], "--no-elicitation", "--bogus"])
     assert line is not None

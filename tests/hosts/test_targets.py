@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import tomlkit
 
+from engram.hosts.claude import add_command
 from engram.hosts.command import PIN_VARIABLE, HostEnv
 from engram.hosts.files import apply, backup_path
 from engram.hosts.jsonc import parse, to_python
@@ -360,6 +361,44 @@ def test_an_entry_naming_no_engram_mcp_is_kept_as_it_is_with_a_note(
     )
 
 
+CONTAINER = ["run", "-i", "--rm", "-e", "TOKEN=s3cret", "ghcr.io/me/engram", "engram-mcp"]
+
+
+@pytest.mark.parametrize("mode", ["link", "upgrade"])
+@pytest.mark.parametrize(
+    ("program", "args"),
+    [("docker", [*CONTAINER, "--root", "/data"]), ("ssh", ["box", "engram-mcp", "--root", "/p"])],
+)
+def test_an_entry_starting_engram_mcp_through_another_launcher_is_kept_with_a_note(
+    env: HostEnv, mode: Mode, program: str, args: list[str]
+) -> None:
+    path = env.workspace / ".mcp.json"
+    text = json.dumps({"mcpServers": {"engram": {"command": program, "args": args}}})
+    path.write_text(text)
+    plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions(mode=mode))
+    assert [change.path for change in plan.changes if change.path == path] == []
+    assert plan.notes == [
+        f"kept your engram entry in {path} as it is: engram-mcp runs through `{program}`, "
+        "which engram cannot re-pin (--force replaces it with engram's)"
+    ]
+    apply(plan.changes)
+    assert path.read_text() == text
+
+
+def test_a_codex_entry_run_through_docker_keeps_its_command_and_gains_the_approval(
+    env: HostEnv,
+) -> None:
+    config = env.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    args = json.dumps(CONTAINER)
+    config.write_text(f'[mcp_servers.engram]\ncommand = "docker"\nargs = {args}\n')
+    plan = plan_link(TARGETS["codex"], "global", env, LinkOptions(mode="upgrade"))
+    apply(plan.changes)
+    entry = tomlkit.parse(config.read_text())["mcp_servers"]["engram"]
+    assert (entry["command"], entry["args"]) == ("docker", CONTAINER)
+    assert entry["tools"]["engram_commit"]["approval_mode"] == "approve"
+
+
 def test_force_replaces_an_existing_entry_with_engrams(env: HostEnv) -> None:
     path = env.workspace / ".mcp.json"
     path.write_text(
@@ -419,3 +458,10 @@ def test_unlinking_one_host_keeps_the_agents_md_block_another_still_uses(env: Ho
     assert "<!-- engram:start -->" in (env.workspace / "AGENTS.md").read_text()
     apply(plan_unlink(TARGETS["opencode"], "workspace", env).changes)
     assert not (env.workspace / "AGENTS.md").exists()
+
+
+def test_the_printed_claude_command_carries_only_engrams_own_variables() -> None:
+    entry = {"command": "/v/engram-mcp", "args": [], "env": {"API_KEY": "s", PIN_VARIABLE: "1"}}
+    assert add_command(entry) == (
+        f"claude mcp add --scope user engram --env={PIN_VARIABLE}=1 -- /v/engram-mcp"
+    )

@@ -6,7 +6,9 @@ For each engram entry a host would read (:func:`engram.hosts.survey.survey`):
 - ``host.entry``: the entry parses and names a command;
 - ``host.args``: engram-mcp receives only options it knows: no words left by
   another launcher (``engram-mcp -y --package … engram-mcp``), no unknown option
-  (the server would start, ignoring them), and the command names engram-mcp at all;
+  (the server would start, ignoring them), and the command names engram-mcp at all,
+  started by engram's own form or a package runner (not ``docker run`` or ``ssh``,
+  which engram cannot re-pin);
 - ``host.command``: that command exists (absolute path, or found on ``PATH``);
 - ``host.pin``: a pinned entry's version marker matches this engram and the server
   it starts (``skip`` for the unpinned ``engram-mcp`` form);
@@ -131,6 +133,11 @@ def _args_check(registration: Registration) -> CheckResult:
     line = read_command_line(argv)
     if line is None:
         message = f"`{shlex.join(argv)}` names no engram-mcp: engram cannot re-pin it"
+        fix = f"{_relink(registration)} (replaces it with engram's entry)"
+        return CheckResult("host.args", "warn", "warning", message, fix, subject)
+    if not line.repinnable:
+        # Only the program: the launcher's other words may carry a secret (docker -e).
+        message = f"engram-mcp runs through `{line.program}`: engram cannot re-pin it"
         fix = f"{_relink(registration)} (replaces it with engram's entry)"
         return CheckResult("host.args", "warn", "warning", message, fix, subject)
     stray = (*line.leftover, *line.unknown_options)

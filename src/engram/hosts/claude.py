@@ -2,7 +2,9 @@
 
 Claude Code keeps user-scoped MCP servers in ``~/.claude.json``, a file it rewrites
 itself, so engram prints the ``claude mcp add`` command instead of editing it (and
-only reads the file to tell whether the command was run). Only Claude Code's
+only reads the file to tell whether the command was run). The printed command
+carries the values of engram's own variables only (the pin marker): the person's
+other variables may be secrets, and nothing engram prints may show them. Only Claude Code's
 configurations may carry ``--always-load`` (mcp-server.txt, "Server instructions").
 Hooks: ``SessionStart`` in ``.claude/settings.json``; slash command
 ``.claude/commands/engram.md``; instructions in ``CLAUDE.md``.
@@ -14,7 +16,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from engram.hosts.command import HostEnv
+from engram.hosts.command import ENGRAM_VARIABLES, HostEnv
 from engram.hosts.entries import StdioEntry
 from engram.hosts.target import ConfigFile, HookSpec, PrintedCommand, SlashSpec, Target
 
@@ -24,9 +26,13 @@ _SHAPE = StdioEntry()
 
 
 def add_command(entry: Mapping[str, Any]) -> str:
-    """``claude mcp add --scope user engram -- <command>`` registering ``entry``
-    (its environment, such as the pin marker, as ``--env`` options)."""
-    env = [f"--env={key}={value}" for key, value in _SHAPE.env(entry).items()]
+    """``claude mcp add --scope user engram -- <command>`` registering ``entry``.
+
+    Of ``entry``'s environment, only engram's own variables (the pin marker) become
+    ``--env`` options; any other variable is left out, never printed.
+    """
+    own = {key: value for key, value in _SHAPE.env(entry).items() if key in ENGRAM_VARIABLES}
+    env = [f"--env={key}={value}" for key, value in own.items()]
     words = ["claude", "mcp", "add", "--scope", "user", "engram", *env, "--"]
     return shlex.join([*words, *_SHAPE.argv(entry)])
 

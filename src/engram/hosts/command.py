@@ -14,14 +14,18 @@ itself is used: ``<python> -m engram.mcp``.
 ``PATH``; everything else receives it, so tests run in a temporary home.
 
 :func:`read_command_line` splits an entry's command line where ``engram-mcp``
-starts, so that a re-pin replaces whatever launched it (engram's own forms, or a
-runner such as ``npx -y --package @the-long-ride/engram@X engram-mcp`` or ``uvx
---from engram==X engram-mcp``) and keeps only engram-mcp's own options.
+starts. A re-pin replaces the launcher only when it is engram's own form or a
+known package runner (``npx -y --package @the-long-ride/engram@X engram-mcp``,
+``uvx --from engram==X engram-mcp``, ``pipx run``, ``uv run``, ``uv tool run``),
+and keeps only engram-mcp's own options. Any other launcher (``docker run … image
+engram-mcp``, ``ssh host engram-mcp``) runs engram-mcp somewhere engram cannot see,
+so it is never replaced by a local command: like a wrapper script, it is kept.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -32,6 +36,7 @@ from pathlib import Path
 from engram import __version__
 
 __all__ = [
+    "ENGRAM_VARIABLES",
     "PIN_VARIABLE",
     "SERVER_FLAGS",
     "SERVER_SCRIPT",
@@ -48,11 +53,20 @@ SERVER_SCRIPT = "engram-mcp"
 CLI_SCRIPT = "engram"
 #: The version marker of a pinned entry (in the entry's environment).
 PIN_VARIABLE = "ENGRAM_PINNED_VERSION"
+#: The entry variables engram writes itself. Only their values are ever printed:
+#: the others are the person's, and may be secrets (an API key).
+ENGRAM_VARIABLES = frozenset({PIN_VARIABLE})
 _MODULE_PREFIX = ("-m", "engram.mcp")
 #: engram-mcp's options in a host entry (``engram-mcp --help``; a test keeps these
 #: in step with the server's own parser): flags, and options that take a value.
 SERVER_FLAGS = frozenset({"--always-load", "--no-elicitation"})
 SERVER_VALUED_OPTIONS = frozenset({"--host-profile", "--root"})
+#: Package runners a re-pin may replace: they fetch engram-mcp and run it on this
+#: machine, as the command engram writes does. Each is the runner program's name and
+#: the words of its run subcommand.
+_RUNNERS = (("npx",), ("uvx",), ("pipx", "run"), ("uv", "run"), ("uv", "tool", "run"))
+#: A Python interpreter's file name (``python3.12``, ``pypy3``, ``python.exe``).
+_INTERPRETER = re.compile(r"(python|pypy)[\w.-]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -142,11 +156,24 @@ class CommandLine:
         """Whether the launcher is one of engram's forms (not a runner)."""
         return len(self.launcher) == self._program_words()
 
+    @property
+    def repinnable(self) -> bool:
+        """Whether a re-pin may replace the launcher: engram's own forms (even with
+        a runner's words left after them) and the known package runners. Any other
+        launcher (``docker run``, ``ssh``, ``env``) is kept as it is."""
+        return bool(self._program_words()) or _runs_package(self.launcher)
+
+    @property
+    def program(self) -> str:
+        """The launcher's first word: what the host starts."""
+        return self.launcher[0]
+
     def _program_words(self) -> int:
         """How many words the program takes when it is the server itself, else 0."""
         if _names_server(self.launcher[0]):
             return 1
-        return 3 if self.launcher[1:3] == _MODULE_PREFIX else 0
+        interpreter = _INTERPRETER.fullmatch(_file_name(self.launcher[0])) is not None
+        return 3 if interpreter and self.launcher[1:3] == _MODULE_PREFIX else 0
 
     @property
     def leftover(self) -> tuple[str, ...]:
@@ -169,6 +196,18 @@ class CommandLine:
                 continue
             unknown.append(word)
         return tuple(unknown)
+
+
+def _file_name(word: str) -> str:
+    """A program's file name, without a Windows ``.exe`` or ``.cmd`` suffix."""
+    name = Path(word).name
+    stem, dot, suffix = name.rpartition(".")
+    return stem if dot and suffix.lower() in ("exe", "cmd") else name
+
+
+def _runs_package(launcher: Sequence[str]) -> bool:
+    words = (_file_name(launcher[0]), *launcher[1:])
+    return any(tuple(words[: len(runner)]) == runner for runner in _RUNNERS)
 
 
 def _names_server(word: str) -> bool:

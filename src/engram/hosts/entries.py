@@ -10,11 +10,11 @@ Two shapes exist (upstream-facts.md, "Host registration"):
   "enabled": true}`` with the environment under ``environment``.
 
 An entry shape builds engram's entry, reads the command back (for ``doctor``), and
-re-pins an existing entry: it replaces whatever launched engram-mcp (a program and
-its prefix, or a runner such as ``npx -y --package … engram-mcp``; see
-:func:`~engram.hosts.command.read_command_line`) with this engram's command and pin
-marker, and keeps engram-mcp's own options and every other key the person may have
-added. One part
+re-pins an existing entry: it replaces what launched engram-mcp (engram's own form,
+or a package runner such as ``npx -y --package … engram-mcp``; the link engine
+re-pins nothing else, see :attr:`~engram.hosts.command.CommandLine.repinnable`) with
+this engram's command and pin marker, and keeps engram-mcp's own options and every
+other key the person may have added. One part
 is never left to the person: Codex's approval table, which makes Codex ask the human
 before every ``engram_commit`` (mcp-server.txt, "Approval and commit"), is added
 back by every re-pin.

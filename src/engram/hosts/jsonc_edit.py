@@ -21,7 +21,7 @@ nothing left but ``{}``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -163,23 +163,6 @@ class JsonDocument:
         assert container is not None
         assert entry is not None
         return self._with(_apply(self.text, _removal(self.text, container, entry)))
-
-    def remove_items(
-        self, path: KeyPath, matches: Callable[[Any], bool], *, prune: int = 0
-    ) -> JsonDocument:
-        """Remove the items of the array at ``path`` that ``matches``; prune as above."""
-        document = self
-        while True:
-            entry = document._find(path)
-            if entry is None or entry.value.kind != "array":
-                return document
-            hits = [e for e in entry.value.entries if matches(to_python(document.text, e.value))]
-            if not hits:
-                return document
-            if len(entry.value.entries) == 1:
-                return document.remove(path, prune=prune)
-            splices = _removal(document.text, entry.value, hits[-1])
-            document = document._with(_apply(document.text, splices))
 
     def _replace(self, node: Node, value: Any) -> JsonDocument:
         rendered = _render(value, _line_indent(self.text, node.start), _style(self.text))

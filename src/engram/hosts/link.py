@@ -14,12 +14,16 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
   marker only); it changes otherwise only with ``--force`` (replaced by engram's
   entry) or ``upgrade`` (re-pinned, and ``--always-load`` added or dropped by rule);
 - ``--always-load`` goes only into configurations Claude Code reads, and only when
-  no engram Claude hook is installed or being installed;
+  no engram Claude hook is installed or being installed (for the user registration,
+  which every project shares: installed in the user's own hook file);
 - engram's session hook keeps the settings someone changed (a matcher, a timeout)
   when it is re-pinned, with a note; ``--hooks --force`` resets it;
 - Codex's entry always carries ``approval_mode = "approve"`` for ``engram_commit``:
   a re-pin adds it back, whatever else it keeps;
-- ``upgrade`` touches only what is already linked.
+- ``upgrade`` touches only what is already linked;
+- nothing printed shows the value of a variable engram did not write (a person's
+  registration may hold an API key): a printed command carries engram's own
+  variables only, and a note names the others.
 """
 
 from __future__ import annotations
@@ -31,7 +35,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
-from engram.hosts.command import HostEnv, ServerCommand, hook_command, server_command
+from engram.hosts.command import (
+    ENGRAM_VARIABLES,
+    HostEnv,
+    ServerCommand,
+    hook_command,
+    server_command,
+)
 from engram.hosts.entries import (
     ALWAYS_LOAD,
     EntryShape,
@@ -92,15 +102,22 @@ class Plan:
         self.notes += other.notes
 
 
-def hook_present(target: Target, env: HostEnv) -> bool:
-    """Whether engram's session hook for ``target`` is installed here or for the user."""
+def hook_present(target: Target, env: HostEnv, scope: Scope) -> bool:
+    """Whether engram's session hook for ``target`` runs wherever a ``scope``
+    registration is used.
+
+    A workspace registration counts the hook installed here or for the user (both
+    run in this workspace). A user registration is shared by every project, so it
+    counts only the user's own hook file (``~/.claude/settings.json``): a hook in
+    the project where the command happens to run must not change what all the
+    others get.
+    """
     if target.hooks is None:
         return False
     workspace_file = target.hooks.path(env)
     user_file = env.home / workspace_file.relative_to(env.workspace)
-    return any(
-        installed_hooks(target.hooks, read_text(path), path) for path in (workspace_file, user_file)
-    )
+    files = (workspace_file, user_file) if scope == "workspace" else (user_file,)
+    return any(installed_hooks(target.hooks, read_text(path), path) for path in files)
 
 
 def _wanted_args(always_load: bool, hooked: bool) -> list[str]:
@@ -120,14 +137,30 @@ def _repinned(
     mode: Mode,
 ) -> dict[str, Any] | None:
     """``existing`` running ``command``, engram-mcp's options kept (``upgrade``: the
-    ``--always-load`` rule applied); ``None`` when its command names no engram-mcp."""
+    ``--always-load`` rule applied); ``None`` when engram cannot re-pin it (see
+    :func:`_cannot_repin`)."""
     line = config.shape.command_line(existing)
-    if line is None:
+    if line is None or not line.repinnable:
         return None
     options = list(line.options)
     if mode == "upgrade":
         options = _upgraded_args(options, wanted)
     return config.shape.repin(existing, command, options)
+
+
+def _cannot_repin(shape: EntryShape, entry: dict[str, Any]) -> str | None:
+    """Why engram cannot re-pin ``entry`` (``None`` when it can): its command names
+    no engram-mcp (a wrapper script), or engram-mcp is started by a launcher that
+    is not a package runner (``docker run``, ``ssh``), which runs it somewhere this
+    engram's local command cannot replace. Only the launcher's program is named: its
+    other words may carry a secret (``docker run -e KEY=VALUE``)."""
+    line = shape.command_line(entry)
+    if line is None:
+        argv = shlex.join(shape.argv(entry))
+        return f"`{argv}` does not name engram-mcp, so engram cannot re-pin it"
+    if not line.repinnable:
+        return f"engram-mcp runs through `{line.program}`, which engram cannot re-pin"
+    return None
 
 
 def _upgrade_hint(shape: EntryShape, entry: dict[str, Any], wanted: list[str], mode: Mode) -> str:
@@ -164,8 +197,9 @@ def _entry_notes(
     mode: Mode,
 ) -> list[str]:
     notes = []
+    why = _cannot_repin(config.shape, existing)
     old_line, new_line = config.shape.command_line(existing), config.shape.command_line(new)
-    if old_line is not None and new_line is not None and not old_line.own_form:
+    if why is None and old_line is not None and new_line is not None and not old_line.own_form:
         notes.append(
             f"re-pinned your engram entry in {config.path}: engram-mcp was started by "
             f"`{shlex.join(old_line.launcher)}`, now by this engram's "
@@ -176,11 +210,10 @@ def _entry_notes(
             f'set tools.engram_commit approval_mode = "approve" in {config.path}, '
             "so that the host asks you before every engram_commit"
         )
-    if new_line is None:
-        argv = shlex.join(config.shape.argv(existing))
+    if why is not None:
         notes.append(
-            f"kept your engram entry in {config.path} as it is: `{argv}` does not name "
-            "engram-mcp, so engram cannot re-pin it (--force replaces it with engram's)"
+            f"kept your engram entry in {config.path} as it is: {why} "
+            "(--force replaces it with engram's)"
         )
     elif _differences(new, desired):
         notes.append(_kept_note(config, new, desired, wanted, mode))
@@ -203,7 +236,7 @@ def _plan_entry(
         new = desired
     else:
         repinned = _repinned(config, existing, command, wanted, options.mode)
-        # An entry engram cannot re-pin (a wrapper script) keeps its command, but
+        # An entry engram cannot re-pin (a wrapper script, docker) keeps its command, but
         # never goes without the commit approval.
         kept = existing if not config.shape.commit_approval else with_commit_approval(existing)
         new = repinned if repinned is not None else kept
@@ -215,6 +248,19 @@ def _plan_entry(
         plan.notes += _entry_notes(config, existing, new, desired, wanted, options.mode)
 
 
+def _left_out_note(registry: ConfigFile, existing: dict[str, Any]) -> list[str]:
+    """Which of the registration's variables a printed command leaves out: their
+    values may be secrets (an API key), so only their names are shown."""
+    names = sorted(set(registry.shape.env(existing)) - ENGRAM_VARIABLES)
+    if not names:
+        return []
+    return [
+        f"your engram registration in {registry.path} also sets {', '.join(names)}, "
+        "which the command below leaves out: engram never prints the values of your "
+        "variables; to keep them, add --env=NAME=VALUE for each to its `claude mcp add`"
+    ]
+
+
 def _plan_printed(
     plan: Plan, printed: PrintedCommand, target: Target, env: HostEnv, options: LinkOptions
 ) -> None:
@@ -222,12 +268,15 @@ def _plan_printed(
 
     The printed command follows the file rules: ``link`` re-pins the program and
     keeps the registered options, ``upgrade`` also applies the ``--always-load``
-    rule (a user-scope link never installs a hook, but one may be installed here or
-    for the user), ``--force`` prints engram's own registration.
+    rule (a user-scope link never installs a hook; only one in the user's own hook
+    file counts, since every project shares this registration), ``--force`` prints
+    engram's own registration. It never shows the
+    value of a variable engram did not write: a note names those the person must
+    give again.
     """
     registry = printed.registry
     command = server_command(env)
-    wanted = _wanted_args(printed.always_load, hook_present(target, env))
+    wanted = _wanted_args(printed.always_load, hook_present(target, env, "global"))
     desired = registry.shape.build(command, wanted)
     _, existing = registry.read()
     if existing is None:
@@ -237,16 +286,16 @@ def _plan_printed(
     new = desired if options.force else _repinned(registry, existing, command, wanted, options.mode)
     shape, replace = registry.shape, f"{printed.remove} && {printed.add(new or desired)}"
     if new is None:
-        argv = shlex.join(shape.argv(existing))
-        plan.notes.append(
-            f"kept the engram registration in {registry.path}: `{argv}` does not name "
-            f"engram-mcp, so engram cannot re-pin it (to replace it, run: {replace})"
-        )
+        why = _cannot_repin(shape, existing)
+        note = f"kept the engram registration in {registry.path}: {why} "
+        note += f"(to replace it, run: {replace})"
     elif shape.argv(new) != shape.argv(existing) or shape.env(new) != shape.env(existing):
-        plan.notes.append(f"to re-pin, run: {replace}")
+        note = f"to re-pin, run: {replace}"
     else:
         hint = _upgrade_hint(shape, new, wanted, options.mode)
         plan.notes.append(f"already registered in {registry.path}" + (f" ({hint})" if hint else ""))
+        return
+    plan.notes += [*_left_out_note(registry, existing), note]
 
 
 def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions, what: str) -> None:
@@ -303,7 +352,7 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
     installing = options.hooks and scope == "workspace" and target.hooks is not None
     registration = target.registration(env, scope)
     if isinstance(registration, ConfigFile):
-        hooked = installing or hook_present(target, env)
+        hooked = installing or hook_present(target, env, scope)
         _plan_entry(plan, registration, env, options, hooked)
     elif isinstance(registration, PrintedCommand):
         _plan_printed(plan, registration, target, env, options)
@@ -345,7 +394,7 @@ def _linked_elsewhere(target: Target, env: HostEnv) -> bool:
             return True
     slash = target.slash
     generated = slash is not None and is_generated(read_text(slash.path(env)) or "")
-    return generated or hook_present(target, env)
+    return generated or hook_present(target, env, "workspace")
 
 
 def _shared_block_in_use(target: Target, env: HostEnv) -> bool:

@@ -97,7 +97,7 @@ def _status(target: Target, scope: Scope, env: HostEnv) -> Status:
         return status
     status = _config_status(target, scope, registration)
     try:
-        hooked = scope == "workspace" and hook_present(target, env)
+        hooked = scope == "workspace" and hook_present(target, env, scope)
     except HostConfigError as error:  # the hook file is broken: report it, do not stop
         return Status(target, scope, "error", status.path, error.detail)
     return Status(

@@ -104,7 +104,8 @@ class PrintedCommand:
 
     ``registry`` is the host's own file, read (never written) to tell whether the
     command was run, for ``link list``, ``upgrade`` and ``doctor``. ``add`` is the
-    command that registers an entry of the registry's shape.
+    command that registers an entry of the registry's shape; it shows the values of
+    engram's own variables only (:data:`~engram.hosts.command.ENGRAM_VARIABLES`).
     """
 
     add: Callable[[dict[str, Any]], str]
