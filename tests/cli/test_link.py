@@ -408,3 +408,59 @@ def test_upgrade_keeps_a_docker_entry_and_a_user_registration_over_ssh(
     ]
     assert run("link", "claude", "--global").output.splitlines() == expected[1:]
     assert mcp.read_text() == text
+
+
+def test_notes_show_an_entrys_command_line_with_its_values_masked(
+    run: Run, home: Path, workspace: Path
+) -> None:
+    wrapper = {"command": "env", "args": [f"API_TOKEN={SECRET}", "/opt/run-engram.sh"]}
+    mcp = workspace / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"engram": wrapper}}))
+    index = f"https://me:{SECRET}@pypi.example/simple"
+    runner = {
+        "type": "stdio",
+        "command": "uvx",
+        "args": ["--index-url", index, "--from", "engram", "engram-mcp"],
+    }
+    cursor = workspace / ".cursor" / "mcp.json"
+    cursor.parent.mkdir()
+    cursor.write_text(json.dumps({"mcpServers": {"engram": runner}}))
+    registered = {"command": "npx", "args": ["-y", "engram-mcp", f"--api-key={SECRET}"]}
+    registry = home / ".claude.json"
+    registry.write_text(json.dumps({"mcpServers": {"engram": registered}}))
+    script = SCRIPTS / "engram-mcp"
+
+    outputs = [
+        run(*words)
+        for words in (
+            ("link", "claude", "--global", "--dry-run"),
+            ("link", "claude"),
+            ("link", "cursor"),
+            ("upgrade",),
+        )
+    ]
+    for result in outputs:
+        assert SECRET not in result.output
+        assert SECRET not in result.stderr
+    kept = (
+        f"note: kept your engram entry in {mcp} as it is: `env API_TOKEN=… /opt/run-engram.sh` "
+        "does not name engram-mcp, so engram cannot re-pin it (--force replaces it with engram's)"
+    )
+    repinned = (
+        f"note: re-pinned your engram entry in {cursor}: engram-mcp was started by "
+        "`uvx --index-url https://me:…@pypi.example/simple --from engram engram-mcp`, "
+        f"now by this engram's `{script}`"
+    )
+    masked = (
+        f"note: the command below shows … for values in your engram registration in {registry} "
+        "(engram never prints them): put yours back before running it"
+    )
+    add = (
+        "note: to re-pin, run: claude mcp remove --scope user engram && claude mcp add "
+        f"--scope user engram --env={PIN_VARIABLE}={__version__} -- {script}"
+    )
+    assert outputs[0].output.splitlines() == [masked, f"{add} --api-key=…"]
+    assert kept in outputs[1].output.splitlines()
+    assert repinned in outputs[2].output.splitlines()
+    assert outputs[3].output.splitlines() == [kept, masked, f"{add} --always-load --api-key=…"]
+    assert json.loads(mcp.read_text()) == {"mcpServers": {"engram": wrapper}}
