@@ -24,7 +24,7 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
 - nothing printed shows the value of a variable engram did not write (a person's
   registration may hold an API key): a printed command carries engram's own
   variables only, and a note names the others; every command line a note shows is
-  masked (:mod:`.masking`).
+  masked (:mod:`.masking`), and so is every ``--dry-run`` diff.
 """
 
 from __future__ import annotations
