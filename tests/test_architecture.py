@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "compose": {"project", "store"},
     "mcp": {"errors", "protocol", "canonical", "memory", "host", "project", "compose", "__init__"},
     "demo": {"errors", "__init__"},
-    "hosts": {"errors", "__init__"},
+    "hosts": {"errors", "safety", "__init__"},
     "cli": {"errors", "demo", "host", "hosts", "memory", "project", "compose", "__init__"},
     "safety": {"errors"},
 }

@@ -332,3 +332,83 @@ def test_doctor_in_a_subdirectory_checks_the_projects_hosts(
     checks = _checks(run("doctor", "--json").output)
     handshakes = [c["subject"] for c in checks if c["id"] == "host.handshake"]
     assert handshakes == [f"claude (workspace: {workspace / '.mcp.json'})"]
+
+
+SECRET = "sk-SECRET-123"
+
+
+def _write_json(path: Path, key: str, entry: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({key: {"engram": entry}}))
+    return path
+
+
+def test_no_doctor_output_shows_a_secret_from_a_host_entry(
+    run: Run, home: Path, workspace: Path
+) -> None:
+    docker = ["run", "-e", f"OPENAI_API_KEY={SECRET}", "-i", "img", "engram-mcp"]
+    claude = _write_json(
+        workspace / ".mcp.json",
+        "mcpServers",
+        {"command": "/nowhere/docker", "args": docker, "env": {"OPENAI_API_KEY": SECRET}},
+    )
+    wrapper = {"command": "/opt/run-engram.sh", "args": [f"--token={SECRET}"]}
+    cursor = _write_json(workspace / ".cursor" / "mcp.json", "mcpServers", wrapper)
+    unknown = {"command": str(SCRIPTS / "engram-mcp"), "args": ["--api-key", SECRET]}
+    gemini = _write_json(home / ".gemini" / "settings.json", "mcpServers", unknown)
+    codex = home / ".codex" / "config.toml"
+    codex.parent.mkdir()
+    codex.write_text(
+        "[mcp_servers.engram]\n"
+        'command = "env"\n'
+        f'args = ["API_TOKEN={SECRET}", "/nowhere/engram-mcp", "--root", "/data"]\n'
+        "[mcp_servers.engram.tools.engram_commit]\n"
+        'approval_mode = "approve"\n'
+    )
+    hook = f"{SCRIPTS / 'engram'} hook claude --api-key={SECRET}"
+    (workspace / ".claude").mkdir()
+    group = {"hooks": [{"type": "command", "command": hook}]}
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [group]}})
+    )
+
+    text, as_json = run("doctor"), run("doctor", "--json")
+    for result in (text, as_json):
+        assert SECRET not in result.output
+        assert SECRET not in result.stderr
+    shown = {
+        (check["id"], check.get("subject")): (check["message"], check.get("remediation"))
+        for check in _checks(as_json.output)
+    }
+    subject = f"claude (workspace: {claude})"
+    assert shown["host.entry", subject] == (
+        "runs /nowhere/docker run -e OPENAI_API_KEY=… -i img engram-mcp",
+        None,
+    )
+    subject = f"cursor (workspace: {cursor})"
+    assert shown["host.entry", subject] == ("runs /opt/run-engram.sh --token=…", None)
+    assert shown["host.args", subject] == (
+        "`/opt/run-engram.sh --token=…` names no engram-mcp: engram cannot re-pin it",
+        "engram link cursor --force (replaces it with engram's entry)",
+    )
+    subject = f"gemini (global: {gemini})"
+    assert shown["host.args", subject] == (
+        "engram-mcp is given arguments it does not take: --api-key …",
+        f"remove them from {gemini}",
+    )
+    subject = f"codex (global: {codex})"
+    assert shown["host.entry", subject] == (
+        "runs env API_TOKEN=… /nowhere/engram-mcp --root /data",
+        None,
+    )
+    assert shown["host.handshake", subject][1] == (
+        "run `env API_TOKEN=… /nowhere/engram-mcp --root /data` (… stands for your values) "
+        "by hand to see why; "
+        "then engram upgrade (or engram link codex --global --force)"
+    )
+    assert shown["host.hook", f"claude ({workspace / '.claude' / 'settings.json'})"] == (
+        f"session hook runs {SCRIPTS / 'engram'} hook claude --api-key=…",
+        None,
+    )
+    assert "PASS  host.entry [codex" in text.output
+    assert "runs env API_TOKEN=… /nowhere/engram-mcp --root /data" in text.output

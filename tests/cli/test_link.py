@@ -408,3 +408,253 @@ def test_upgrade_keeps_a_docker_entry_and_a_user_registration_over_ssh(
     ]
     assert run("link", "claude", "--global").output.splitlines() == expected[1:]
     assert mcp.read_text() == text
+
+
+def test_notes_show_an_entrys_command_line_with_its_values_masked(
+    run: Run, home: Path, workspace: Path
+) -> None:
+    wrapper = {"command": "env", "args": [f"API_TOKEN={SECRET}", "/opt/run-engram.sh"]}
+    mcp = workspace / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"engram": wrapper}}))
+    index = f"https://me:{SECRET}@pypi.example/simple"
+    runner = {
+        "type": "stdio",
+        "command": "uvx",
+        "args": ["--index-url", index, "--from", "engram", "engram-mcp"],
+    }
+    cursor = workspace / ".cursor" / "mcp.json"
+    cursor.parent.mkdir()
+    cursor.write_text(json.dumps({"mcpServers": {"engram": runner}}))
+    registered = {"command": "npx", "args": ["-y", "engram-mcp", f"--api-key={SECRET}"]}
+    registry = home / ".claude.json"
+    registry.write_text(json.dumps({"mcpServers": {"engram": registered}}))
+    script = SCRIPTS / "engram-mcp"
+
+    outputs = [
+        run(*words)
+        for words in (
+            ("link", "claude", "--global", "--dry-run"),
+            ("link", "claude"),
+            ("link", "cursor"),
+            ("upgrade",),
+        )
+    ]
+    for result in outputs:
+        assert SECRET not in result.output
+        assert SECRET not in result.stderr
+    kept = (
+        f"note: kept your engram entry in {mcp} as it is: `env API_TOKEN=… /opt/run-engram.sh` "
+        "does not name engram-mcp, so engram cannot re-pin it (--force replaces it with engram's)"
+    )
+    repinned = (
+        f"note: re-pinned your engram entry in {cursor}: engram-mcp was started by "
+        "`uvx --index-url https://me:…@pypi.example/simple --from engram engram-mcp`, "
+        f"now by this engram's `{script}`"
+    )
+    masked = (
+        f"note: the command below shows … for values in your engram registration in {registry} "
+        "(engram never prints them): put yours back before running it"
+    )
+    add = (
+        "note: to re-pin, run: claude mcp remove --scope user engram && claude mcp add "
+        f"--scope user engram --env={PIN_VARIABLE}={__version__} -- {script}"
+    )
+    assert outputs[0].output.splitlines() == [masked, f"{add} --api-key=…"]
+    assert kept in outputs[1].output.splitlines()
+    assert repinned in outputs[2].output.splitlines()
+    assert outputs[3].output.splitlines() == [kept, masked, f"{add} --always-load --api-key=…"]
+    assert json.loads(mcp.read_text()) == {"mcpServers": {"engram": wrapper}}
+
+
+def _stdio_servers() -> dict[str, object]:
+    """Another server and engram's entry (run by npx), each holding the secret."""
+    github = {
+        "command": "docker",
+        "args": ["run", "-e", f"GITHUB_TOKEN={SECRET}", "img"],
+        "env": {"GITHUB_TOKEN": SECRET},
+    }
+    engram = {
+        "command": "npx",
+        "args": ["-y", "engram-mcp", f"--api-key={SECRET}"],
+        "env": {"OPENAI_API_KEY": SECRET},
+    }
+    return {"engram": engram, "github": github}
+
+
+_OPENCODE = {
+    "mcp": {
+        "engram": {
+            "type": "local",
+            "command": ["npx", "-y", "engram-mcp", f"--api-key={SECRET}"],
+            "environment": {"OPENAI_API_KEY": SECRET},
+        },
+        "github": {
+            "type": "local",
+            "command": ["docker", "run", "-e", f"GITHUB_TOKEN={SECRET}", "img"],
+            "environment": {"GITHUB_TOKEN": SECRET},
+        },
+    }
+}
+_CODEX = f"""model = "o3"
+
+[mcp_servers.engram]
+command = "npx"
+args = ["-y", "engram-mcp", "--api-key={SECRET}"]
+env = {{ OPENAI_API_KEY = "{SECRET}" }}
+
+[mcp_servers.github]
+command = "docker"
+args = ["run", "-e", "GITHUB_TOKEN={SECRET}", "img"]
+env = {{ GITHUB_TOKEN = "{SECRET}" }}
+"""
+#: target, scope words, file (from the home or the workspace), its text.
+DRY_RUNS = [
+    ("claude", (), "~workspace/.mcp.json", json.dumps({"mcpServers": _stdio_servers()}, indent=2)),
+    ("claude", ("--global",), "~home/.claude.json", json.dumps({"mcpServers": _stdio_servers()})),
+    ("cursor", (), "~workspace/.cursor/mcp.json", json.dumps({"mcpServers": _stdio_servers()})),
+    (
+        "gemini",
+        (),
+        "~workspace/.gemini/settings.json",
+        "// my settings\n" + json.dumps({"mcpServers": _stdio_servers()}, indent=4),
+    ),
+    ("opencode", (), "~workspace/opencode.json", json.dumps(_OPENCODE, indent=2)),
+    ("codex", ("--global",), "~home/.codex/config.toml", _CODEX),
+    (
+        "windsurf",
+        ("--global",),
+        "~home/.codeium/windsurf/mcp_config.json",
+        json.dumps({"mcpServers": _stdio_servers()}, indent=2),
+    ),
+]
+
+
+@pytest.mark.parametrize(("target", "scope", "where", "text"), DRY_RUNS, ids=lambda v: str(v)[:24])
+def test_no_dry_run_diff_shows_a_secret_and_the_written_file_keeps_it(
+    run: Run,
+    home: Path,
+    workspace: Path,
+    caplog: pytest.LogCaptureFixture,
+    target: str,
+    scope: tuple[str, ...],
+    where: str,
+    text: str,
+) -> None:
+    base, _, relative = where.partition("/")
+    path = (home if base == "~home" else workspace) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    outputs = [
+        run(*words)
+        for words in (
+            ("link", target, *scope, "--dry-run"),
+            ("link", target, *scope, "--force", "--dry-run"),
+            ("upgrade", "--dry-run"),
+            ("unlink", target, *scope, "--dry-run"),
+        )
+    ]
+    for result in outputs:
+        assert result.exit_code == 0
+        assert SECRET not in result.output
+        assert SECRET not in result.stderr
+    assert "…" in outputs[0].output
+    assert path.read_text() == text
+    written = run("link", target, *scope)
+    assert SECRET not in written.output
+    assert SECRET not in caplog.text
+    # What is written is the real text: the other server's and engram's values stay.
+    assert path.read_text().count(SECRET) == text.count(SECRET)
+
+
+def _diff_of(output: str, shown: str) -> list[str]:
+    """The diff printed after `would change <shown>: …`, up to the next change or note."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"would change {shown}:"))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].startswith(("would change", "note:"))),
+        len(lines),
+    )
+    return lines[start + 1 : end]
+
+
+def test_a_claude_dry_run_masks_the_env_and_arguments_on_both_sides_of_the_diff(
+    run: Run, workspace: Path
+) -> None:
+    path = workspace / ".mcp.json"
+    path.write_text(
+        "{\n"
+        '  "mcpServers": {\n'
+        '    "engram": {\n'
+        '      "command": "npx",\n'
+        f'      "args": ["-y", "engram-mcp", "--api-key={SECRET}"],\n'
+        f'      "env": {{"OPENAI_API_KEY": "{SECRET}"}}\n'
+        "    },\n"
+        f'    "github": {{"command": "docker", "args": ["-e", "GITHUB_TOKEN={SECRET}"], '
+        f'"env": {{"GITHUB_TOKEN": "{SECRET}"}}}}\n'
+        "  }\n"
+        "}\n"
+    )
+    script = SCRIPTS / "engram-mcp"
+    assert _diff_of(run("link", "claude", "--force", "--dry-run").output, ".mcp.json") == [
+        f"--- {path}",
+        f"+++ {path}",
+        "@@ -1,9 +1,13 @@",
+        " {",
+        '   "mcpServers": {',
+        '     "engram": {',
+        '-      "command": "npx",',
+        '-      "args": ["-y", "engram-mcp", "--api-key=…"],',
+        '-      "env": {"OPENAI_API_KEY": "…"}',
+        f'+      "command": "{script}",',
+        '+      "args": [',
+        '+        "--always-load"',
+        "+      ],",
+        '+      "env": {',
+        f'+        "{PIN_VARIABLE}": "{__version__}"',
+        "+      }",
+        "     },",
+        '     "github": {"command": "docker", "args": ["-e", "GITHUB_TOKEN=…"], '
+        '"env": {"GITHUB_TOKEN": "…"}}',
+        "   }",
+    ]
+
+
+def test_a_codex_dry_run_masks_the_env_tables_and_arguments_on_both_sides_of_the_diff(
+    run: Run, home: Path
+) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(_CODEX)
+    output = run("link", "codex", "--global", "--dry-run").output
+    assert _diff_of(output, "~/.codex/config.toml") == [
+        f"--- {path}",
+        f"+++ {path}",
+        "@@ -1,11 +1,20 @@",
+        ' model = "o3"',
+        "-",
+        "-[mcp_servers.engram]",
+        '-command = "npx"',
+        '-args = ["-y", "engram-mcp", "--api-key=…"]',
+        '-env = { OPENAI_API_KEY = "…" }',
+        " ",
+        " [mcp_servers.github]",
+        ' command = "docker"',
+        ' args = ["run", "-e", "GITHUB_TOKEN=…", "img"]',
+        ' env = { GITHUB_TOKEN = "…" }',
+        "+",
+        "+# engram:start",
+        "+# Managed by engram link; engram unlink removes this block.",
+        "+[mcp_servers.engram]",
+        f'+command = "{SCRIPTS / "engram-mcp"}"',
+        '+args = ["--api-key=…"]',
+        "+",
+        "+[mcp_servers.engram.env]",
+        '+OPENAI_API_KEY = "…"',
+        f'+{PIN_VARIABLE} = "{__version__}"',
+        "+",
+        "+[mcp_servers.engram.tools.engram_commit]",
+        '+approval_mode = "approve"',
+        "+# engram:end",
+    ]
+    assert SECRET not in output
+    assert path.read_text() == _CODEX

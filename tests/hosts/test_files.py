@@ -88,3 +88,17 @@ def test_new_files_get_the_usual_permissions(env: HostEnv) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert mode == 0o666 & ~umask
+
+
+def test_a_diff_masks_secrets_on_both_sides_and_the_write_keeps_them(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    before = '{"mcpServers": {"x": {"env": {"KEY": "sk-SECRET-1"}}}}\n'
+    after = '{"mcpServers": {"x": {"env": {"KEY": "sk-SECRET-2"}}, "engram": {}}}\n'
+    change = Change(path, before, after, "added mcpServers.engram")
+    assert change.diff().splitlines()[2:] == [
+        "@@ -1 +1 @@",
+        '-{"mcpServers": {"x": {"env": {"KEY": "…"}}}}',
+        '+{"mcpServers": {"x": {"env": {"KEY": "…"}}, "engram": {}}}',
+    ]
+    apply([change])
+    assert path.read_text() == after

@@ -43,6 +43,7 @@ from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
 from engram.demo.client import StdioClient
 from engram.hosts.command import HostEnv, read_command_line
 from engram.hosts.entries import commit_approved
+from engram.hosts.masking import MASK, shown_command, shown_options, shown_shell
 from engram.hosts.survey import Registration, session_hooks, survey
 
 __all__ = ["Handshake", "handshake", "host_checks"]
@@ -132,21 +133,23 @@ def _args_check(registration: Registration) -> CheckResult:
     subject, argv = registration.subject, registration.argv
     line = read_command_line(argv)
     if line is None:
-        message = f"`{shlex.join(argv)}` names no engram-mcp: engram cannot re-pin it"
+        message = f"`{shown_command(argv)}` names no engram-mcp: engram cannot re-pin it"
         fix = f"{_relink(registration)} (replaces it with engram's entry)"
         return CheckResult("host.args", "warn", "warning", message, fix, subject)
     if not line.repinnable:
-        # Only the program: the launcher's other words may carry a secret (docker -e).
-        message = f"engram-mcp runs through `{line.program}`: engram cannot re-pin it"
+        # The program says which launcher; host.entry shows the whole line, masked.
+        message = (
+            f"engram-mcp runs through `{shown_command([line.program])}`: engram cannot re-pin it"
+        )
         fix = f"{_relink(registration)} (replaces it with engram's entry)"
         return CheckResult("host.args", "warn", "warning", message, fix, subject)
     stray = (*line.leftover, *line.unknown_options)
     if stray:
-        message = f"engram-mcp is given arguments it does not take: {shlex.join(stray)}"
+        message = f"engram-mcp is given arguments it does not take: {shown_command(stray)}"
         # A re-pin replaces a launcher's leftover words, and keeps options as they are.
         fix = "engram upgrade" if line.leftover else f"remove them from {registration.path}"
         return CheckResult("host.args", "warn", "warning", message, fix, subject)
-    options = shlex.join(line.options) or "none"
+    options = shown_options(line.options) or "none"
     return CheckResult(
         "host.args", "pass", "warning", f"engram-mcp options: {options}", None, subject
     )
@@ -160,19 +163,22 @@ def _registration_checks(
     if not argv or not argv[0]:
         yield CheckResult("host.entry", "fail", "error", "entry names no command", fix, subject)
         return
-    yield CheckResult("host.entry", "pass", "error", f"runs {shlex.join(argv)}", None, subject)
+    shown = shown_command(argv)
+    yield CheckResult("host.entry", "pass", "error", f"runs {shown}", None, subject)
     yield _args_check(registration)
+    program = shown_command(argv[:1])
     if _resolve(argv[0], context.env) is None:
-        message = f"command not found: {argv[0]}"
+        message = f"command not found: {program}"
         yield CheckResult("host.command", "fail", "error", message, fix, subject)
         yield CheckResult("host.handshake", "skip", "error", "command not found", fix, subject)
         return
-    yield CheckResult("host.command", "pass", "error", f"found {argv[0]}", None, subject)
+    yield CheckResult("host.command", "pass", "error", f"found {program}", None, subject)
     expected, timeout = context.expected_tools, context.handshake_timeout
     done = handshake(argv, registration.env, context.root, expected, timeout)
     yield _pin_check(registration, done, context.env.version, fix)
     status: Outcome = "pass" if done.ok else "fail"
-    remedy = None if done.ok else f"run `{shlex.join(argv)}` by hand to see why; then {fix}"
+    masked = f" ({MASK} stands for your values)" if shown != shlex.join(argv) else ""
+    remedy = None if done.ok else f"run `{shown}`{masked} by hand to see why; then {fix}"
     yield CheckResult(
         "host.handshake", status, "error", done.message, remedy, subject, round(done.latency_ms, 1)
     )
@@ -181,7 +187,7 @@ def _registration_checks(
 def _pin_check(registration: Registration, done: Handshake, version: str, fix: str) -> CheckResult:
     subject, pinned = registration.subject, registration.pinned
     if pinned is None:
-        message = f"not pinned: runs {registration.argv[0]} as found on PATH"
+        message = f"not pinned: runs {shown_command(registration.argv[:1])} as found on PATH"
         if done.version and done.version != version:
             message += f" (it is engram {done.version}, this engram is {version})"
             return CheckResult("host.pin", "warn", "warning", message, fix, subject)
@@ -241,10 +247,10 @@ def _hook_checks(context: DoctorContext) -> Iterator[CheckResult]:
             program = shlex.split(command)[0]
             if _resolve(program, context.env) is None:
                 fix = f"engram upgrade (or engram link {state.target.name} --hooks --force)"
-                message = f"hook command not found: {program}"
+                message = f"hook command not found: {shown_command([program])}"
                 yield CheckResult("host.hook", "fail", "error", message, fix, subject)
             else:
-                message = f"session hook runs {command}"
+                message = f"session hook runs {shown_shell(command)}"
                 yield CheckResult("host.hook", "pass", "error", message, None, subject)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.errors import HostConfigUnparseable
+from engram.hosts.masking import masked_texts
 
 __all__ = ["BACKUP_SUFFIX", "Change", "apply", "backup_path", "read_text", "strip_bom"]
 
@@ -50,12 +51,15 @@ class Change:
         return self.before != self.after
 
     def diff(self) -> str:
-        """A unified diff of the change (empty when nothing changes)."""
+        """A unified diff of the change (empty when nothing changes), every value that
+        may be a secret masked on both sides (:func:`~engram.hosts.masking.masked_texts`):
+        the lines around engram's entry are the person's, an API key among them."""
         if not self.changed:
             return ""
+        before, after = masked_texts(self.before, self.after, self.path)
         lines = difflib.unified_diff(
-            (self.before or "").splitlines(keepends=True),
-            (self.after or "").splitlines(keepends=True),
+            (before or "").splitlines(keepends=True),
+            (after or "").splitlines(keepends=True),
             fromfile=str(self.path) if self.before is not None else "/dev/null",
             tofile=str(self.path) if self.after is not None else "/dev/null",
         )

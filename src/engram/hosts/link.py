@@ -23,7 +23,8 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
 - ``upgrade`` touches only what is already linked;
 - nothing printed shows the value of a variable engram did not write (a person's
   registration may hold an API key): a printed command carries engram's own
-  variables only, and a note names the others.
+  variables only, and a note names the others; every command line a note shows is
+  masked (:mod:`.masking`), and so is every ``--dry-run`` diff.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from engram.hosts.entries import (
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
 from engram.hosts.hooks import installed_hooks, kept_settings, with_hook, without_hook
+from engram.hosts.masking import MASK, shown_command
 from engram.hosts.target import ConfigFile, PrintedCommand, Scope, Target
 
 __all__ = ["LinkOptions", "Mode", "Plan", "hook_present", "plan_link", "plan_unlink"]
@@ -153,13 +155,15 @@ def _cannot_repin(shape: EntryShape, entry: dict[str, Any]) -> str | None:
     no engram-mcp (a wrapper script), or engram-mcp is started by a launcher that
     is not a package runner (``docker run``, ``ssh``), which runs it somewhere this
     engram's local command cannot replace. Only the launcher's program is named: its
-    other words may carry a secret (``docker run -e KEY=VALUE``)."""
+    other words may carry a secret (``docker run -e KEY=VALUE``), and a whole command
+    line is shown masked (:func:`~engram.hosts.masking.shown_command`)."""
     line = shape.command_line(entry)
     if line is None:
-        argv = shlex.join(shape.argv(entry))
+        argv = shown_command(shape.argv(entry))
         return f"`{argv}` does not name engram-mcp, so engram cannot re-pin it"
     if not line.repinnable:
-        return f"engram-mcp runs through `{line.program}`, which engram cannot re-pin"
+        program = shown_command([line.program])
+        return f"engram-mcp runs through `{program}`, which engram cannot re-pin"
     return None
 
 
@@ -202,8 +206,8 @@ def _entry_notes(
     if why is None and old_line is not None and new_line is not None and not old_line.own_form:
         notes.append(
             f"re-pinned your engram entry in {config.path}: engram-mcp was started by "
-            f"`{shlex.join(old_line.launcher)}`, now by this engram's "
-            f"`{shlex.join(new_line.launcher)}`"
+            f"`{shown_command(old_line.launcher)}`, now by this engram's "
+            f"`{shown_command(new_line.launcher)}`"
         )
     if config.shape.commit_approval and not commit_approved(existing):
         notes.append(
@@ -261,6 +265,19 @@ def _left_out_note(registry: ConfigFile, existing: dict[str, Any]) -> list[str]:
     ]
 
 
+def _masked_note(registry: ConfigFile, shown: dict[str, Any]) -> list[str]:
+    """Says that the printed command masks a value of the registration's arguments
+    (an unknown option ``--api-key=…`` engram-mcp keeps): run as printed, it would
+    register the mask itself."""
+    argv = registry.shape.argv(shown)
+    if shown_command(argv) == shlex.join(argv):
+        return []
+    return [
+        f"the command below shows {MASK} for values in your engram registration in "
+        f"{registry.path} (engram never prints them): put yours back before running it"
+    ]
+
+
 def _plan_printed(
     plan: Plan, printed: PrintedCommand, target: Target, env: HostEnv, options: LinkOptions
 ) -> None:
@@ -284,7 +301,8 @@ def _plan_printed(
             plan.notes.append(f"run: {printed.add(desired)}")
         return
     new = desired if options.force else _repinned(registry, existing, command, wanted, options.mode)
-    shape, replace = registry.shape, f"{printed.remove} && {printed.add(new or desired)}"
+    shown = new or desired
+    shape, replace = registry.shape, f"{printed.remove} && {printed.add(shown)}"
     if new is None:
         why = _cannot_repin(shape, existing)
         note = f"kept the engram registration in {registry.path}: {why} "
@@ -295,7 +313,7 @@ def _plan_printed(
         hint = _upgrade_hint(shape, new, wanted, options.mode)
         plan.notes.append(f"already registered in {registry.path}" + (f" ({hint})" if hint else ""))
         return
-    plan.notes += [*_left_out_note(registry, existing), note]
+    plan.notes += [*_left_out_note(registry, existing), *_masked_note(registry, shown), note]
 
 
 def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions, what: str) -> None:
