@@ -102,3 +102,24 @@ async def _unknown_tool(params: StdioServerParameters, mode: str) -> int:
 @pytest.mark.parametrize("mode", MODES)
 def test_sdk_client_sees_unknown_tool_as_invalid_params(tmp_path: Path, mode: str) -> None:
     assert anyio.run(_unknown_tool, _params(server_command(), tmp_path), mode) == -32602
+
+
+async def _listen(params: StdioServerParameters) -> tuple[Any, list[str], list[str]]:
+    async with Client(params, mode="2026-07-28", cache=None) as client:
+        async with client.listen(
+            tools_list_changed=True, resource_subscriptions=["engram://index"]
+        ) as subscription:
+            during = [tool.name for tool in (await client.list_tools()).tools]
+        after = [tool.name for tool in (await client.list_tools()).tools]
+        return subscription.honored, during, after
+
+
+def test_sdk_client_listen_is_acknowledged_with_nothing_honoured_and_keeps_calling(
+    tmp_path: Path,
+) -> None:
+    init_layout(tmp_path)
+    params = _params(server_command(), tmp_path, ENGRAM_GLOBAL_DIR=str(tmp_path / "global"))
+    honoured, during, after = anyio.run(_listen, params)
+    assert honoured == types.SubscriptionFilter()
+    assert "engram_status" in during
+    assert during == after

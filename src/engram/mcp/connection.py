@@ -7,7 +7,8 @@ client's capabilities) per connection, and whether the client has since sent
 to the client (``elicitation/create``) are correlated here by id: the worker that
 asked waits on an event while the transport keeps reading, and a reply, a timeout or
 the end of the stream wakes it. The modern era never uses this state (every request
-stands alone).
+stands alone), except for the ``subscriptions/listen`` streams open on the connection,
+which can only live as long as it does.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram.errors import ElicitationFailed
+from engram.mcp.subscriptions import Subscriptions
 from engram.protocol.jsonrpc import RequestId, Response
 
 __all__ = ["Connection"]
@@ -48,6 +50,8 @@ class Connection:
         self.client_capabilities: dict[str, Any] = {}
         #: The client sent ``notifications/initialized`` after the last ``initialize``.
         self.operating = False
+        #: The 2026-07-28 ``subscriptions/listen`` streams open on this connection.
+        self.subscriptions = Subscriptions()
 
     def initialized(self, version: str, capabilities: dict[str, Any]) -> None:
         """Record what a legacy ``initialize`` negotiated; the handshake awaits the client."""

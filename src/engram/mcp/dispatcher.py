@@ -37,6 +37,7 @@ from engram.mcp.elicitation import (
     declares_form_elicitation,
 )
 from engram.mcp.request_state import OpenState, StateSealer
+from engram.mcp.subscriptions import acknowledgement, graceful_close, honoured_subset
 from engram.mcp.tools import CallContext, Elicitation, ToolResult, ToolTable
 from engram.protocol.eras import (
     SERVER_INFO_KEY,
@@ -134,9 +135,14 @@ class Dispatcher:
         if isinstance(message, Notification):
             if message.method == "notifications/initialized":
                 connection.begin_operation()
+            elif message.method == "notifications/cancelled":
+                # Only a listen stream outlives its request's turn; any other id (a
+                # finished request, an unknown or malformed one) is ignored.
+                connection.subscriptions.cancel(message.params.get("requestId"))
             return None  # every other notification is ignored
         try:
-            return dumps(self._respond(message, connection))
+            response = self._respond(message, connection)
+            return None if response is None else dumps(response)
         except Exception as error:
             log.error(
                 "internal error in %s: %s\n%s",
@@ -170,13 +176,17 @@ class Dispatcher:
             return dumps(error_response(member.id, InvalidRequest(member.id)))
         return self.handle(member, connection)
 
-    def _respond(self, request: Request, connection: Connection) -> dict[str, Any]:
+    def _respond(self, request: Request, connection: Connection) -> dict[str, Any] | None:
+        """The response to a request; ``None`` for a listen stream, answered when it ends."""
         modern = False
         try:
             envelope = modern_envelope(request.params)
             modern = envelope is not None
             if envelope is None:
                 result = self._legacy(request, connection)
+            elif request.method == "subscriptions/listen":
+                self._listen(request, connection)
+                return None
             else:
                 result = self._modern(request, envelope)
             return result_response(request.id, result)
@@ -254,6 +264,28 @@ class Dispatcher:
         elif method.endswith("/list"):
             result.update(ttlMs=STATIC_TTL_MS, cacheScope=CACHE_SCOPE)
         return result
+
+    def _listen(self, request: Request, connection: Connection) -> None:
+        """Open a listen stream and acknowledge it; the request stays unanswered.
+
+        The stream holds no thread: nothing is ever sent on it (we honour no
+        notification type), so it is only an id until the client cancels it or the
+        input ends (:meth:`close_subscriptions`). An id already naming an open stream
+        breaks the rule that a request id is unique among those awaiting a response:
+        -32600, and the open stream stays as it was.
+        """
+        honoured = honoured_subset(request.params)
+        if not connection.subscriptions.open(request.id):
+            raise InvalidRequest(request.id)
+        connection.send(acknowledgement(request.id, honoured))
+
+    def close_subscriptions(self, connection: Connection) -> list[bytes]:
+        """The graceful close of every stream still open when the server shuts down."""
+        info = self.identity.info()
+        return [
+            dumps(graceful_close(subscription_id, info))
+            for subscription_id in connection.subscriptions.close_all()
+        ]
 
     def _modern_elicitation(self, params: dict[str, Any], available: bool) -> ModernElicitation:
         if "requestState" not in params:

@@ -145,3 +145,7 @@ def serve(dispatcher: Dispatcher, stdin: BinaryIO, stdout: BinaryIO) -> None:
             workers.submit(answer(item))
     connection.close()
     workers.stop()
+    # Shutting down is the server tearing down the listen streams still open: each
+    # gets its graceful close (an empty result), written after every queued answer.
+    for line in dispatcher.close_subscriptions(connection):
+        writer.write(line)
