@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from engram.errors import InvalidRequestState
 from engram.mcp.request_state import STATE_TTL_MS, OpenState, StateSealer
+from engram.memory.gate import APPROVAL_TTL_MS
 
 KEY = b"k" * 32
 
@@ -46,7 +47,7 @@ def test_a_state_refuses_another_tool_binding_or_arguments(
 
 
 def test_a_state_expires_after_its_ttl() -> None:
-    assert STATE_TTL_MS == 300_000  # the contract's ceiling for a human approval
+    assert STATE_TTL_MS == APPROVAL_TTL_MS  # the contract's ceiling for a human approval
     clock = Clock()
     sealer, token = _sealed(clock)
     clock.now += STATE_TTL_MS - 1

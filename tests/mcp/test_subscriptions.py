@@ -81,8 +81,12 @@ def test_a_listen_is_acknowledged_with_an_empty_subset_and_other_requests_are_se
     assert tools["result"]["resultType"] == "complete"
     assert server.request("ping") == {"jsonrpc": "2.0", "id": 2, "result": {}}
     server.notify("notifications/cancelled", _cancel("L")["params"])
-    # The cancelled stream gets no answer at all: the next line is the next answer.
     assert server.request("ping") == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    # The cancelled stream gets no answer at all, not even when the input ends.
+    assert server.process.stdin is not None
+    server.process.stdin.close()
+    with pytest.raises(EOFError):
+        server.receive()
     assert server.close() == 0
 
 

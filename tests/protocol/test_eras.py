@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 from engram.protocol.eras import (
-    CURRENT_FORMS,
-    FIRST_FORMS,
     FormRules,
     accepts_batches,
     elicitation_forms,
@@ -29,13 +27,6 @@ def test_elicitation_exists_from_2025_06_18_with_the_forms_each_version_defines(
     version: str | None, forms: FormRules | None
 ) -> None:
     assert elicitation_forms(version) == forms
-
-
-def test_the_named_form_rules_are_2025_06_18_and_2025_11_25() -> None:
-    assert (elicitation_forms("2025-06-18"), elicitation_forms("2025-11-25")) == (
-        FIRST_FORMS,
-        CURRENT_FORMS,
-    )
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ from engram.mcp.elicitation import (
     declares_form_elicitation,
 )
 from engram.mcp.request_state import OpenState, StateSealer
-from engram.mcp.subscriptions import acknowledgement, graceful_close, honoured_subset
+from engram.mcp.subscriptions import acknowledgement, check_filter, graceful_close
 from engram.mcp.tools import CallContext, Elicitation, ToolResult, ToolTable
 from engram.protocol.eras import (
     SERVER_INFO_KEY,
@@ -55,6 +55,7 @@ from engram.protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
+    as_request_id,
     dumps,
     error_response,
     parse_message,
@@ -138,7 +139,7 @@ class Dispatcher:
             elif message.method == "notifications/cancelled":
                 # Only a listen stream outlives its request's turn; any other id (a
                 # finished request, an unknown or malformed one) is ignored.
-                connection.subscriptions.cancel(message.params.get("requestId"))
+                connection.subscriptions.cancel(as_request_id(message.params.get("requestId")))
             return None  # every other notification is ignored
         try:
             response = self._respond(message, connection)
@@ -274,10 +275,10 @@ class Dispatcher:
         breaks the rule that a request id is unique among those awaiting a response:
         -32600, and the open stream stays as it was.
         """
-        honoured = honoured_subset(request.params)
+        check_filter(request.params)
         if not connection.subscriptions.open(request.id):
             raise InvalidRequest(request.id)
-        connection.send(acknowledgement(request.id, honoured))
+        connection.send(acknowledgement(request.id))
 
     def close_subscriptions(self, connection: Connection) -> list[bytes]:
         """The graceful close of every stream still open when the server shuts down."""

@@ -27,14 +27,14 @@ from typing import Any, Final
 
 from engram.errors import InvalidParams
 from engram.protocol.eras import SERVER_INFO_KEY
-from engram.protocol.jsonrpc import RequestId
+from engram.protocol.jsonrpc import RequestId, result_response
 
 __all__ = [
     "SUBSCRIPTION_ID_KEY",
     "Subscriptions",
     "acknowledgement",
+    "check_filter",
     "graceful_close",
-    "honoured_subset",
 ]
 
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
@@ -42,14 +42,12 @@ SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 _FLAGS: Final = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 
 
-def honoured_subset(params: dict[str, Any]) -> dict[str, Any]:
-    """Check a listen request's ``notifications`` filter; return the subset we honour.
+def check_filter(params: dict[str, Any]) -> None:
+    """Check a listen request's ``notifications`` filter.
 
     ``notifications`` is required (``SubscriptionsListenRequestParams``); its three
     flags are booleans and ``resourceSubscriptions`` is a list of strings, else
-    -32602. Keys the schema does not define are ignored. The subset is empty: the
-    acknowledgement "only includes notification types the server actually
-    supports", and engram emits none of them.
+    -32602. Keys the schema does not define are ignored.
     """
     requested = params.get("notifications")
     if not isinstance(requested, dict):
@@ -60,15 +58,18 @@ def honoured_subset(params: dict[str, Any]) -> dict[str, Any]:
     uris = requested.get("resourceSubscriptions", [])
     if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
         raise InvalidParams()
-    return {}
 
 
-def acknowledgement(subscription_id: RequestId, honoured: dict[str, Any]) -> dict[str, Any]:
-    """The ``notifications/subscriptions/acknowledged`` that opens a stream."""
+def acknowledgement(subscription_id: RequestId) -> dict[str, Any]:
+    """The ``notifications/subscriptions/acknowledged`` that opens a stream.
+
+    The honoured subset is empty: it "only includes notification types the server
+    actually supports", and engram emits none of them.
+    """
     return {
         "jsonrpc": "2.0",
         "method": "notifications/subscriptions/acknowledged",
-        "params": {"_meta": {SUBSCRIPTION_ID_KEY: subscription_id}, "notifications": honoured},
+        "params": {"_meta": {SUBSCRIPTION_ID_KEY: subscription_id}, "notifications": {}},
     }
 
 
@@ -78,14 +79,8 @@ def graceful_close(subscription_id: RequestId, server_info: dict[str, str]) -> d
     Its ``_meta`` carries the subscription id (``SubscriptionsListenResultMetaObject``)
     and, like every 2026-07-28 result of ours, the server's identity.
     """
-    return {
-        "jsonrpc": "2.0",
-        "id": subscription_id,
-        "result": {
-            "resultType": "complete",
-            "_meta": {SUBSCRIPTION_ID_KEY: subscription_id, SERVER_INFO_KEY: server_info},
-        },
-    }
+    meta = {SUBSCRIPTION_ID_KEY: subscription_id, SERVER_INFO_KEY: server_info}
+    return result_response(subscription_id, {"resultType": "complete", "_meta": meta})
 
 
 class Subscriptions:
@@ -103,20 +98,15 @@ class Subscriptions:
             self._open[subscription_id] = None
             return True
 
-    def cancel(self, subscription_id: object) -> bool:
-        """Forget the stream the client cancelled; ``False`` if no such stream is open.
+    def cancel(self, subscription_id: RequestId | None) -> None:
+        """Forget the stream the client cancelled.
 
-        The id comes straight from the client's notification, so anything that is
-        not an open stream's id (another request's, a malformed one) is ignored, as
-        the cancellation rules ask.
+        Anything that is not an open stream's id (another request's, ``None`` for a
+        malformed one) is ignored, as the cancellation rules ask.
         """
-        if isinstance(subscription_id, bool) or not isinstance(subscription_id, str | int):
-            return False
-        with self._lock:
-            if subscription_id not in self._open:
-                return False
-            del self._open[subscription_id]
-            return True
+        if subscription_id is not None:
+            with self._lock:
+                self._open.pop(subscription_id, None)
 
     def close_all(self) -> list[RequestId]:
         """End every open stream; returns their ids in the order they opened."""

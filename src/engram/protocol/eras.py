@@ -15,7 +15,6 @@ from typing import Any, Final
 from engram.errors import InvalidParams, MissingClientCapabilities, UnsupportedProtocolVersion
 
 __all__ = [
-    "BATCH_VERSIONS",
     "CLIENT_CAPABILITIES_KEY",
     "CURRENT_FORMS",
     "FIRST_FORMS",
@@ -43,7 +42,7 @@ SUPPORTED_VERSIONS: Final = (*MODERN_VERSIONS, *reversed(LEGACY_VERSIONS))
 #: ("MUST support receiving JSON-RPC batches", basic/index); 2024-11-05 does not
 #: define batches (2025-03-26 keeps ``initialize`` out of batches for its sake), and
 #: 2025-06-18 removed them, as the 2026-07-28 era never had them.
-BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
+_BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
 
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
@@ -96,7 +95,7 @@ def elicitation_forms(version: str | None) -> FormRules | None:
 
 def accepts_batches(negotiated: str | None) -> bool:
     """Whether a connection that negotiated this version (``None``: not yet) takes batches."""
-    return negotiated in BATCH_VERSIONS
+    return negotiated in _BATCH_VERSIONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "as_request_id",
     "dumps",
     "error_response",
     "parse_message",
@@ -149,12 +150,18 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _read_id(data: dict[str, Any]) -> RequestId | None:
-    # JSON-RPC allows null ids, MCP does not; booleans are ints to Python, not ids.
-    value = data.get("id")
+def as_request_id(value: object) -> RequestId | None:
+    """``value`` if it is a request id (a string or an integer), else ``None``.
+
+    JSON-RPC allows null ids, MCP does not; booleans are ints to Python, not ids.
+    """
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
     return value
+
+
+def _read_id(data: dict[str, Any]) -> RequestId | None:
+    return as_request_id(data.get("id"))
 
 
 def _parse_response(data: dict[str, Any], request_id: RequestId | None) -> Response:
