@@ -10,6 +10,7 @@ import pytest
 
 from engram.demo.client import StdioClient
 from tests.conftest import StartServer
+from tests.mcp.project_support import legacy_init
 
 INVALID = {"code": -32600, "message": "Invalid Request"}
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -19,9 +20,7 @@ PONG = {"jsonrpc": "2.0", "id": 1, "result": {}}
 def _connect(start_server: StartServer, version: str | None) -> StdioClient:
     client = start_server()
     if version is not None:
-        params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t"}}
-        assert client.request("initialize", params)["result"]["protocolVersion"] == version
-        client.notify("notifications/initialized")
+        legacy_init(client, version=version)
     return client
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from engram.demo.client import StdioClient
 from tests.conftest import MODERN_META
+from tests.mcp.project_support import legacy_init
 
 SERVER = [sys.executable, str(Path(__file__).with_name("elicit_server.py"))]
 ELICIT_CAPS = {"elicitation": {"form": {}}}
@@ -28,12 +29,6 @@ def _start(log: Path, *args: str, timeout: str = "60") -> StdioClient:
 
 def _written(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
-
-
-def _legacy(client: StdioClient, capabilities: dict[str, Any], version: str = "2025-11-25") -> None:
-    reply = client.request("initialize", {"protocolVersion": version, "capabilities": capabilities})
-    assert reply["result"]["protocolVersion"] == version
-    client.notify("notifications/initialized")
 
 
 def _call(note: str = "n1") -> dict[str, Any]:
@@ -56,7 +51,7 @@ def test_legacy_elicitation_is_a_form_request_and_other_requests_are_served_mean
     log: Path,
 ) -> None:
     with _start(log) as client:
-        _legacy(client, ELICIT_CAPS)
+        legacy_init(client, ELICIT_CAPS)
         client.send(_call())
         ask = client.receive()
         assert ask == {
@@ -100,7 +95,7 @@ def test_legacy_anything_but_an_accepting_answer_writes_nothing(
     log: Path, reply: dict[str, Any], outcome: str
 ) -> None:
     with _start(log) as client:
-        _legacy(client, ELICIT_CAPS)
+        legacy_init(client, ELICIT_CAPS)
         client.send(_call())
         ask = client.receive()
         client.send({"jsonrpc": "2.0", "id": ask["id"], **reply})
@@ -110,7 +105,7 @@ def test_legacy_anything_but_an_accepting_answer_writes_nothing(
 
 def test_legacy_timeout_cancels_the_dialog_and_writes_nothing(log: Path) -> None:
     with _start(log, timeout="0.3") as client:
-        _legacy(client, ELICIT_CAPS)
+        legacy_init(client, ELICIT_CAPS)
         client.send(_call())
         assert client.receive()["method"] == "elicitation/create"
         assert client.receive() == {
@@ -127,7 +122,7 @@ def test_legacy_timeout_cancels_the_dialog_and_writes_nothing(log: Path) -> None
 
 def test_legacy_client_without_the_capability_is_never_asked(log: Path) -> None:
     with _start(log) as client:
-        _legacy(client, {"elicitation": {"url": {}}})
+        legacy_init(client, {"elicitation": {"url": {}}})
         client.send(_call())
         assert _outcome(client.receive()) == "no-dialog"
 
@@ -147,7 +142,7 @@ def test_legacy_client_is_asked_only_after_its_initialized_notification(log: Pat
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
 def test_legacy_versions_without_elicitation_are_never_asked(log: Path, version: str) -> None:
     with _start(log) as client:
-        _legacy(client, {"elicitation": {}}, version)
+        legacy_init(client, {"elicitation": {}}, version)
         client.send(_call())
         assert _outcome(client.receive()) == "no-dialog"
     assert _written(log) == []
@@ -155,7 +150,7 @@ def test_legacy_versions_without_elicitation_are_never_asked(log: Path, version:
 
 def test_a_2025_06_18_dialog_is_asked_without_the_mode_that_version_lacks(log: Path) -> None:
     with _start(log) as client:
-        _legacy(client, {"elicitation": {}}, "2025-06-18")
+        legacy_init(client, {"elicitation": {}}, "2025-06-18")
         client.send(_call())
         assert client.receive() == {
             "jsonrpc": "2.0",
@@ -183,7 +178,7 @@ def test_a_2025_06_18_dialog_is_asked_without_the_mode_that_version_lacks(log: P
 
 def test_no_elicitation_option_disables_the_dialog_in_both_eras(log: Path) -> None:
     with _start(log, "--no-elicitation") as client:
-        _legacy(client, ELICIT_CAPS)
+        legacy_init(client, ELICIT_CAPS)
         client.send(_call())
         assert _outcome(client.receive()) == "no-dialog"
         meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": ELICIT_CAPS}
@@ -198,7 +193,7 @@ def test_end_of_input_while_a_dialog_is_open_exits_promptly_and_writes_nothing(
     log: Path,
 ) -> None:
     client = _start(log)
-    _legacy(client, ELICIT_CAPS)
+    legacy_init(client, ELICIT_CAPS)
     client.send(_call())
     assert client.receive()["method"] == "elicitation/create"
     assert client.close() == 0

@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters, types
 from engram.demo.client import StdioClient, server_command
 from engram.host.setup import init_host
 from tests.conftest import MODERN_META, StartServer
+from tests.mcp.project_support import legacy_init
 from tests.memory.conftest import capture_args
 
 PURPOSE = "purpose:release-engineering"
@@ -67,11 +68,6 @@ def _forget(record: str) -> dict[str, Any]:
     }
 
 
-def _legacy(server: StdioClient, capabilities: dict[str, Any]) -> None:
-    server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": capabilities})
-    server.notify("notifications/initialized")
-
-
 def _pending(profile: Path) -> list[dict[str, Any]]:
     output = subprocess.run(
         [
@@ -95,7 +91,7 @@ def test_legacy_dialog_shows_operation_target_and_reason_never_memory_text(
     start_server: StartServer, tmp_path: Path
 ) -> None:
     server = start_server("--host-profile", str(_profile(tmp_path)))
-    _legacy(server, {"elicitation": {}})
+    legacy_init(server, {"elicitation": {}})
     record = _admit(server)
     server.send(
         {
@@ -136,7 +132,7 @@ def test_legacy_dialog_anything_but_approval_executes_nothing(
 ) -> None:
     profile = _profile(tmp_path)
     server = start_server("--host-profile", str(profile))
-    _legacy(server, {"elicitation": {"form": {}}})
+    legacy_init(server, {"elicitation": {"form": {}}})
     record = _admit(server)
     server.send(
         {
@@ -187,7 +183,7 @@ def test_without_a_dialog_the_host_confirms_and_the_agent_retries(
 ) -> None:
     profile = _profile(tmp_path)
     server = start_server("--host-profile", str(profile))
-    _legacy(server, {})
+    legacy_init(server, {})
     record = _admit(server)
     refused = _call(server, "engram_memory_forget", _forget(record))["result"]
     assert refused["structuredContent"]["error"]["code"] == "gate_failed"

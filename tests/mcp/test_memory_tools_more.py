@@ -23,6 +23,7 @@ from engram.host.setup import init_host
 from engram.memory.maintenance import Maintenance
 from engram.memory.schemas import OUTPUT_SCHEMAS
 from tests.conftest import StartServer
+from tests.mcp.project_support import legacy_init
 from tests.memory.conftest import capture_args
 
 PURPOSE = "purpose:release-engineering"
@@ -206,10 +207,7 @@ def test_a_dialog_that_times_out_falls_back_to_the_host_confirmation(
     server = start_server(
         "--host-profile", str(profile), env={"ENGRAM_ELICITATION_TIMEOUT_S": "0.5"}
     )
-    server.request(
-        "initialize", {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}}
-    )
-    server.notify("notifications/initialized")
+    legacy_init(server, {"elicitation": {}})
     captured = _call(server, "engram_memory_capture", _capture_args())["result"]
     candidate = captured["structuredContent"]["output"]["value"]["candidate_id"]
     arguments = {

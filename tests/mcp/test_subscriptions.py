@@ -21,6 +21,7 @@ from engram.mcp.dispatcher import Dispatcher, ServerIdentity
 from engram.mcp.tools import ToolTable
 from engram.protocol.jsonrpc import Notification, Request
 from tests.conftest import MODERN_META, StartServer, run_lines, run_raw
+from tests.mcp.project_support import legacy_init
 
 SERVER_INFO = {"name": "engram", "title": "Engram", "version": __version__}
 EVERY_TYPE = {
@@ -181,8 +182,7 @@ def test_listen_is_method_not_found_in_the_legacy_era(
 ) -> None:
     server = start_server()
     if initialize:
-        server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
-        server.notify("notifications/initialized")
+        legacy_init(server)
     reply = server.request("subscriptions/listen", {"notifications": EVERY_TYPE})
     assert reply["error"] == {"code": -32601, "message": "Method not found"}
 
