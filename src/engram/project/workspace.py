@@ -256,10 +256,7 @@ class ProjectMemory:
         return Proposal("save", scope, candidates, verdicts, shown, query_level)
 
     def _verdict(self, candidate: Candidate, memories: dict[str, Memory], level: int) -> Verdict:
-        # Past the number of memories a deeper comparison finds nothing more, and an
-        # arbitrarily large N must not reach SQLite (64-bit LIMIT).
-        depth = min(level, max(len(memories), 1))
-        related = [mid for mid, _, _ in self.index.search(candidate.text, depth)]
+        related = [mid for mid, _, _ in self.index.search(candidate.text, level)]
         return verdict_for(candidate, memories, related)
 
     def write(self, proposal: Proposal, numbers: list[int], human_approved: bool) -> Outcome:
@@ -301,16 +298,14 @@ class ProjectMemory:
         pending = self.proposals().take(token, check)
         if pending.kind == "note":
             note = Memory(**pending.candidates[0])
-            layout = self.layouts[note.scope]
-            path = write_memory(layout, note, folder="working")
-            self.refresh()
+            path = self.write_note(note)
             return Outcome(
                 written=[
                     {
                         "number": 1,
                         "verdict": "NOTE",
                         "id": note.id,
-                        "file": layout.relative(path),
+                        "file": self.layouts[note.scope].relative(path),
                         "valid_until": note.get("valid_until"),
                     }
                 ]

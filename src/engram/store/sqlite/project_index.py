@@ -219,6 +219,9 @@ class ProjectIndex:
             return []
         with self._read() as db:
             documents = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+            # Past the number of memories nothing more is found, and an arbitrarily
+            # large limit must not reach SQLite (a 64-bit LIMIT).
+            limit = min(limit, max(documents, 1))
             cutoff = common_cutoff(documents)
             counts = (
                 {} if cutoff is None else self._counts.lookup(db, "memories_fts", words, cutoff)
