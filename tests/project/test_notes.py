@@ -185,6 +185,21 @@ def test_promote_makes_a_note_durable_and_removes_it_from_working(
     ]
 
 
+def test_promote_keeps_a_global_note_in_the_global_folder(
+    memory: ProjectMemory, layout: Layout, global_dir: Path
+) -> None:
+    note = memory.note("The cache warms slowly", "", "knowledge", "global")
+    memory.write_note(note)
+
+    path = memory.promote(note.id)
+
+    assert path == global_dir / "knowledge" / "the-cache-warms-slowly.md"
+    assert md_files(layout) == []
+    assert sorted(p.relative_to(global_dir).as_posix() for p in global_dir.rglob("*.md")) == [
+        "knowledge/the-cache-warms-slowly.md"
+    ]
+
+
 def test_promote_refuses_when_a_durable_memory_has_that_id(
     memory: ProjectMemory, layout: Layout
 ) -> None:

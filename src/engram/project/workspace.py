@@ -344,8 +344,9 @@ class ProjectMemory:
             raise CandidateError(
                 f"a durable memory {durable.id} exists: propose an UPDATE of it instead"
             )
-        path = write_memory(self.layout, durable)
-        (self.layout.working / f"{note_id}.md").unlink()
+        layout = self.layouts[note.scope]  # a global note stays global
+        path = write_memory(layout, durable)
+        (layout.working / f"{note_id}.md").unlink()
         self.refresh()
         return path
 
