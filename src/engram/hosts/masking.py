@@ -48,12 +48,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from engram.errors import HostConfigError
-from engram.hosts.command import (
-    ENGRAM_VARIABLES,
-    SERVER_FLAGS,
-    SERVER_VALUED_OPTIONS,
-    read_command_line,
-)
+from engram.hosts.command import ENGRAM_VARIABLES, own_option_marks, read_command_line
 from engram.hosts.jsonc import Node, parse
 
 __all__ = [
@@ -133,20 +128,16 @@ def _word_pieces(word: str, previous: str | None) -> Pieces:
     return _cut(word, [(start, end) for start, end in spans if start < end])
 
 
-def _own_option(word: str, previous: str | None) -> bool:
-    name, inline, _ = word.partition("=")
-    if word in SERVER_FLAGS or word in SERVER_VALUED_OPTIONS:
-        return True
-    return bool(inline and name in SERVER_VALUED_OPTIONS) or previous in SERVER_VALUED_OPTIONS
-
-
 def _masked_words(words: Sequence[str], own_from: int | None) -> list[Pieces]:
-    """Each word's pieces; from index ``own_from`` on, engram-mcp's own options stay."""
+    """Each word's pieces; from index ``own_from`` on, engram-mcp's own options (and
+    their values, as :func:`~engram.hosts.command.own_option_marks` reads them) stay."""
+    own = [False] * len(words)
+    if own_from is not None:
+        own[own_from:] = own_option_marks(words[own_from:])
     shown: list[Pieces] = []
     previous: str | None = None
     for index, word in enumerate(words):
-        own = own_from is not None and index >= own_from and _own_option(word, previous)
-        shown.append((word,) if own else _word_pieces(word, previous))
+        shown.append((word,) if own[index] else _word_pieces(word, previous))
         previous = word
     return shown
 
