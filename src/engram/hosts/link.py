@@ -48,7 +48,6 @@ from engram.hosts.entries import (
     ALWAYS_LOAD,
     EntryShape,
     commit_approved,
-    with_commit_approval,
 )
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
@@ -227,8 +226,7 @@ def _plan_entry(
         if isinstance(line, str):
             # An entry engram cannot re-pin (a wrapper script, docker) keeps its command,
             # but never goes without the commit approval.
-            commit_approval = config.shape.commit_approval
-            new = existing if not commit_approval else with_commit_approval(existing)
+            new = config.shape.with_approval(existing)
         else:
             kept = _repin_options(line, wanted, options.mode)
             new = config.shape.repin(existing, command, kept)
