@@ -23,7 +23,7 @@ through: built, re-pinned, or kept as the person wrote it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,6 +35,7 @@ __all__ = [
     "OpenCodeEntry",
     "StdioEntry",
     "commit_approved",
+    "differing_keys",
 ]
 
 ALWAYS_LOAD = "--always-load"
@@ -105,6 +106,15 @@ def _with_commit_approval(entry: dict[str, Any]) -> dict[str, Any]:
     commit["approval_mode"] = "approve"
     tools["engram_commit"] = commit
     return {**entry, "tools": tools}
+
+
+def differing_keys(
+    current: Mapping[str, Any], model: Mapping[str, Any], ignore: Collection[str] = ()
+) -> list[str]:
+    """The keys whose values differ between ``current`` and engram's ``model`` (those
+    in ``ignore`` aside): ``current``'s in its order, then those only ``model`` has."""
+    keys = [*current, *(key for key in model if key not in current)]
+    return [key for key in keys if key not in ignore and current.get(key) != model.get(key)]
 
 
 def _environment(current: Any, command: ServerCommand) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from engram.hosts.entries import (
     ALWAYS_LOAD,
     EntryShape,
     commit_approved,
+    differing_keys,
 )
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
@@ -162,14 +163,9 @@ def _upgrade_hint(options: Sequence[str], wanted: list[str], mode: Mode) -> str:
     return f"`engram upgrade` {'adds' if wanted else 'drops'} {ALWAYS_LOAD}"
 
 
-def _differences(entry: dict[str, Any], desired: dict[str, Any]) -> list[str]:
-    keys = [*entry, *(key for key in desired if key not in entry)]
-    return [key for key in keys if entry.get(key) != desired.get(key)]
-
-
 def _kept_note(config: ConfigFile, new: dict[str, Any], desired: dict[str, Any], hint: str) -> str:
     """What a kept entry keeps, and what would change it."""
-    fields = " and ".join(_differences(new, desired))
+    fields = " and ".join(differing_keys(new, desired))
     return (
         f"kept your engram entry's {fields} in {config.path} "
         f"(engram's differ; --force replaces them{'; ' + hint if hint else ''})"
@@ -204,7 +200,7 @@ def _entry_notes(
             f"kept your engram entry in {config.path} as it is: {line} "
             "(--force replaces it with engram's)"
         )
-    elif _differences(new, desired):
+    elif differing_keys(new, desired):
         notes.append(_kept_note(config, new, desired, hint))
     return notes
 
