@@ -29,7 +29,6 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +52,7 @@ from engram.hosts.entries import (
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
 from engram.hosts.hooks import installed_hooks, kept_settings, with_hook, without_hook
-from engram.hosts.masking import MASK, shown_command
+from engram.hosts.masking import MASK, masks, shown_command
 from engram.hosts.target import ConfigFile, PrintedCommand, Scope, Target
 
 __all__ = ["LinkOptions", "Mode", "Plan", "hook_present", "plan_link", "plan_unlink"]
@@ -252,8 +251,7 @@ def _masked_note(registry: ConfigFile, shown: dict[str, Any]) -> list[str]:
     """Says that the printed command masks a value of the registration's arguments
     (an unknown option ``--api-key=…`` engram-mcp keeps): run as printed, it would
     register the mask itself."""
-    argv = registry.shape.argv(shown)
-    if shown_command(argv) == shlex.join(argv):
+    if not masks(registry.shape.argv(shown)):
         return []
     return [
         f"the command below shows {MASK} for values in your engram registration in "

@@ -9,6 +9,7 @@ in a header or a URL. Nothing secret may reach stdout, stderr or a log (house st
 - :func:`shown_command` renders a command line (``doctor``'s messages, ``link``'s
   notes, the printed ``claude mcp add``), :func:`shown_options` engram-mcp's options
   alone, and :func:`shown_shell` a shell command string (a session hook's);
+  :func:`masks` says whether a command line so shown hides anything;
 - :func:`masked_texts` masks both sides of a file change before a ``--dry-run`` diff
   is made from them (what is written is the unmasked text).
 
@@ -56,6 +57,7 @@ __all__ = [
     "masked_argv",
     "masked_text",
     "masked_texts",
+    "masks",
     "shown_command",
     "shown_options",
     "shown_shell",
@@ -181,6 +183,12 @@ def shown_command(argv: Sequence[str]) -> str:
     """
     shown = " ".join(_as_shell(pieces) for pieces in _masked_words(argv, _own_from(argv)))
     return _detected_masked(shown)
+
+
+def masks(argv: Sequence[str]) -> bool:
+    """Whether :func:`shown_command` hides anything of ``argv``: run as shown, the
+    command would carry the mask itself, so whoever shows it says so."""
+    return shown_command(argv) != shlex.join(argv)
 
 
 def shown_options(options: Sequence[str]) -> str:
