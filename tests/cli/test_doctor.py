@@ -259,6 +259,19 @@ def test_an_entry_left_with_a_runners_arguments_warns_until_upgraded(
     )
 
 
+def test_doctor_reads_an_opencode_command_as_link_does(run: Run, workspace: Path) -> None:
+    # OpenCode's args are the person's: a re-pin rewrites the command list alone, so
+    # doctor must not ask for an upgrade that leaves them where they are.
+    npx = ["-y", "--package", "@the-long-ride/engram@0.0.28", "engram-mcp"]
+    entry = {"type": "local", "command": [str(SCRIPTS / "engram-mcp")], "args": npx}
+    (workspace / "opencode.json").write_text(json.dumps({"mcp": {"engram": entry}}))
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert (by_id["host.args"]["status"], by_id["host.args"]["message"]) == (
+        "pass",
+        "engram-mcp options: none",
+    )
+
+
 def test_an_unknown_engram_mcp_option_warns(run: Run, workspace: Path) -> None:
     entry = {"command": str(SCRIPTS / "engram-mcp"), "args": ["--always-lod"]}
     path = workspace / ".mcp.json"

@@ -117,6 +117,16 @@ def test_engram_mcps_own_options_stay_readable_and_any_other_is_masked() -> None
     assert shown_options(options) == "--root /data --always-load --api-key=…"
 
 
+def test_a_word_after_an_options_value_is_masked_as_any_other() -> None:
+    # engram-mcp reads --root --root as --root given the value "--root": what follows
+    # is not its own, so it is masked as any other word. The values are ones the
+    # credential detector does not know, so only the masking rules can hide them.
+    command = ["engram-mcp", "--root", "--root", "--token=hunter2pass"]
+    assert shown_command(command) == "engram-mcp --root --root --token=…"
+    options = ["--host-profile", "--host-profile", "API_KEY=abc123"]
+    assert shown_options(options) == "--host-profile --host-profile API_KEY=…"
+
+
 def test_a_hook_command_is_masked_word_by_word_and_otherwise_left_as_written() -> None:
     assert shown_shell(f"TOKEN={SECRET} ./mine.sh --fast") == "TOKEN=… ./mine.sh --fast"
     assert shown_shell("'/opt/my tools/engram' hook claude") == "'/opt/my tools/engram' hook claude"

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import click
 
-from engram.cli.link import ROOT_OPTION, workspace_root
+from engram.cli.workspace import ROOT_OPTION, workspace_root
 from engram.hosts.command import HostEnv
 
 __all__ = [

@@ -41,9 +41,9 @@ from pathlib import Path
 from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
 from engram.demo.client import StdioClient
-from engram.hosts.command import HostEnv, read_command_line
+from engram.hosts.command import HostEnv
 from engram.hosts.entries import commit_approved
-from engram.hosts.masking import MASK, shown_command, shown_options, shown_shell
+from engram.hosts.masking import MASK, masks, shown_command, shown_options, shown_shell
 from engram.hosts.survey import Registration, session_hooks, survey
 
 __all__ = ["Handshake", "handshake", "host_checks"]
@@ -131,7 +131,9 @@ def _relink(registration: Registration) -> str:
 
 def _args_check(registration: Registration) -> CheckResult:
     subject, argv = registration.subject, registration.argv
-    line = read_command_line(argv)
+    # The command line as link reads it (OpenCode's: its ``command`` list alone), so
+    # that doctor asks only for what a re-pin does.
+    line = registration.shape.command_line(registration.entry)
     if line is None:
         message = f"`{shown_command(argv)}` names no engram-mcp: engram cannot re-pin it"
         fix = f"{_relink(registration)} (replaces it with engram's entry)"
@@ -177,7 +179,7 @@ def _registration_checks(
     done = handshake(argv, registration.env, context.root, expected, timeout)
     yield _pin_check(registration, done, context.env.version, fix)
     status: Outcome = "pass" if done.ok else "fail"
-    masked = f" ({MASK} stands for your values)" if shown != shlex.join(argv) else ""
+    masked = f" ({MASK} stands for your values)" if masks(argv) else ""
     remedy = None if done.ok else f"run `{shown}`{masked} by hand to see why; then {fix}"
     yield CheckResult(
         "host.handshake", status, "error", done.message, remedy, subject, round(done.latency_ms, 1)

@@ -7,8 +7,7 @@ command before anything is written (``upgrade`` reports such a host and carries 
 with the others). ``--dry-run`` prints the plan as unified diffs and writes nothing.
 
 The workspace is the project enclosing the current directory (or ``--root DIR``),
-found as ``engram status`` and engram-mcp find it: the nearest directory upwards
-holding ``.agents/.engram``; without one, the directory itself.
+found as :mod:`engram.cli.workspace` says.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from engram.cli.workspace import ROOT_OPTION, workspace_root
 from engram.errors import HostConfigError
 from engram.hosts.command import HostEnv
 from engram.hosts.files import apply
@@ -25,27 +25,7 @@ from engram.hosts.registry import TARGETS, target_named
 from engram.hosts.survey import survey
 from engram.hosts.target import Scope, Target
 
-__all__ = ["ROOT_OPTION", "link", "unlink", "upgrade", "workspace_root"]
-
-ROOT_OPTION = click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    metavar="DIR",
-    help="Work on the project enclosing DIR (default: the current directory).",
-)
-
-
-def workspace_root(start: Path | None = None) -> Path:
-    """The project enclosing ``start`` (default: the current directory): the nearest
-    directory upwards holding ``.agents/.engram``, else ``start`` itself."""
-    from engram.project.layout import NotInitialized, find_root
-
-    begin = (start or Path.cwd()).absolute()
-    try:
-        return find_root(begin).root
-    except NotInitialized:
-        return begin
+__all__ = ["link", "unlink", "upgrade"]
 
 
 def _environment(root: Path | None) -> HostEnv:

@@ -45,6 +45,7 @@ __all__ = [
     "HostEnv",
     "ServerCommand",
     "hook_command",
+    "own_option_marks",
     "read_command_line",
     "server_command",
 ]
@@ -185,17 +186,30 @@ class CommandLine:
     @property
     def unknown_options(self) -> tuple[str, ...]:
         """Options engram-mcp does not know (it starts anyway, ignoring them)."""
-        unknown, rest = [], list(self.options)
-        while rest:
-            word = rest.pop(0)
-            name, inline, _ = word.partition("=")
-            if word in SERVER_FLAGS or (inline and name in SERVER_VALUED_OPTIONS):
-                continue
-            if word in SERVER_VALUED_OPTIONS and rest:
-                rest.pop(0)
-                continue
-            unknown.append(word)
-        return tuple(unknown)
+        marks = own_option_marks(self.options)
+        return tuple(word for word, own in zip(self.options, marks, strict=True) if not own)
+
+
+def own_option_marks(options: Sequence[str]) -> tuple[bool, ...]:
+    """For each of engram-mcp's arguments, whether it is one of its own options or
+    the value of one, read in order as its parser reads them: ``--root --root X``
+    is ``--root`` given the value ``--root``, and ``X`` is not engram-mcp's.
+
+    The one reading of engram-mcp's options: what :attr:`CommandLine.unknown_options`
+    reports is what it does not mark, and what :mod:`.masking` leaves readable is what
+    it marks.
+    """
+    marks, index = [False] * len(options), 0
+    while index < len(options):
+        word = options[index]
+        name, inline, _ = word.partition("=")
+        if word in SERVER_FLAGS or (inline and name in SERVER_VALUED_OPTIONS):
+            marks[index] = True
+        elif word in SERVER_VALUED_OPTIONS and index + 1 < len(options):
+            marks[index] = marks[index + 1] = True
+            index += 1
+        index += 1
+    return tuple(marks)
 
 
 def _file_name(word: str) -> str:

@@ -16,13 +16,14 @@ re-pins nothing else, see :attr:`~engram.hosts.command.CommandLine.repinnable`) 
 this engram's command and pin marker, and keeps engram-mcp's own options and every
 other key the person may have added. One part
 is never left to the person: Codex's approval table, which makes Codex ask the human
-before every ``engram_commit`` (mcp-server.txt, "Approval and commit"), is added
-back by every re-pin.
+before every ``engram_commit`` (mcp-server.txt, "Approval and commit"), is set in
+one place (:meth:`EntryShape.with_approval`) that every entry engram writes goes
+through: built, re-pinned, or kept as the person wrote it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,7 +35,7 @@ __all__ = [
     "OpenCodeEntry",
     "StdioEntry",
     "commit_approved",
-    "with_commit_approval",
+    "differing_keys",
 ]
 
 ALWAYS_LOAD = "--always-load"
@@ -75,6 +76,12 @@ class EntryShape(Protocol):
         """``entry`` running ``command`` with engram-mcp ``options``, other keys kept."""
         ...
 
+    def with_approval(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """``entry`` with the commit approval this host's entry must carry (Codex's
+        table; other tool settings kept), else ``entry`` itself. Every entry engram
+        writes goes through it: built, re-pinned, or kept as the person wrote it."""
+        ...
+
 
 def _strings(value: Any) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
@@ -90,7 +97,7 @@ def commit_approved(entry: Mapping[str, Any]) -> bool:
     return bool(node == "approve")
 
 
-def with_commit_approval(entry: dict[str, Any]) -> dict[str, Any]:
+def _with_commit_approval(entry: dict[str, Any]) -> dict[str, Any]:
     """``entry`` with ``approval_mode = "approve"``; other tool settings kept."""
     tools = entry.get("tools")
     tools = dict(tools) if isinstance(tools, Mapping) else {}
@@ -99,6 +106,15 @@ def with_commit_approval(entry: dict[str, Any]) -> dict[str, Any]:
     commit["approval_mode"] = "approve"
     tools["engram_commit"] = commit
     return {**entry, "tools": tools}
+
+
+def differing_keys(
+    current: Mapping[str, Any], model: Mapping[str, Any], ignore: Collection[str] = ()
+) -> list[str]:
+    """The keys whose values differ between ``current`` and engram's ``model`` (those
+    in ``ignore`` aside): ``current``'s in its order, then those only ``model`` has."""
+    keys = [*current, *(key for key in model if key not in current)]
+    return [key for key in keys if key not in ignore and current.get(key) != model.get(key)]
 
 
 def _environment(current: Any, command: ServerCommand) -> dict[str, Any]:
@@ -123,9 +139,7 @@ class StdioEntry:
         entry["args"] = [*command.prefix, *args]
         if command.env:
             entry["env"] = command.env
-        if self.commit_approval:
-            entry["tools"] = {"engram_commit": {"approval_mode": "approve"}}
-        return entry
+        return self.with_approval(entry)
 
     def argv(self, entry: Mapping[str, Any]) -> list[str]:
         return [str(entry.get("command", "")), *_strings(entry.get("args"))]
@@ -148,7 +162,10 @@ class StdioEntry:
             updated["env"] = env
         else:
             updated.pop("env", None)
-        return with_commit_approval(updated) if self.commit_approval else updated
+        return self.with_approval(updated)
+
+    def with_approval(self, entry: dict[str, Any]) -> dict[str, Any]:
+        return _with_commit_approval(entry) if self.commit_approval else entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,3 +210,7 @@ class OpenCodeEntry:
         else:
             updated.pop("environment", None)
         return updated
+
+    def with_approval(self, entry: dict[str, Any]) -> dict[str, Any]:
+        # OpenCode has no per-tool approval setting in its entry.
+        return entry

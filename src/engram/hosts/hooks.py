@@ -25,6 +25,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from engram.hosts.entries import differing_keys
 from engram.hosts.files import strip_bom
 from engram.hosts.jsonc_edit import JsonDocument, KeyPath
 from engram.hosts.target import HookSpec
@@ -133,8 +134,7 @@ def _settings(spec: HookSpec, items: list[Any], positions: list[Position]) -> li
     for group, index in positions:
         item = items[group] if index is None else items[group]["hooks"][index]
         model = own if index is None else own["hooks"][0]
-        keys = [*item, *(key for key in model if key not in item)]
-        changed += [key for key in keys if key != "command" and item.get(key) != model.get(key)]
+        changed += differing_keys(item, model, ignore=("command",))
         if index is not None:
             changed += [key for key in items[group] if key != "hooks"]
     return list(dict.fromkeys(changed))

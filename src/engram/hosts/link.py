@@ -29,7 +29,6 @@ The rules (mcp-server.txt, "Registration" and "Server instructions"):
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any, Literal
 from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
 from engram.hosts.command import (
     ENGRAM_VARIABLES,
+    CommandLine,
     HostEnv,
     ServerCommand,
     hook_command,
@@ -47,12 +47,12 @@ from engram.hosts.entries import (
     ALWAYS_LOAD,
     EntryShape,
     commit_approved,
-    with_commit_approval,
+    differing_keys,
 )
 from engram.hosts.files import Change, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
 from engram.hosts.hooks import installed_hooks, kept_settings, with_hook, without_hook
-from engram.hosts.masking import MASK, shown_command
+from engram.hosts.masking import MASK, masks, shown_command
 from engram.hosts.target import ConfigFile, PrintedCommand, Scope, Target
 
 __all__ = ["LinkOptions", "Mode", "Plan", "hook_present", "plan_link", "plan_unlink"]
@@ -131,32 +131,13 @@ def _upgraded_args(current: Sequence[str], wanted: Sequence[str]) -> list[str]:
     return [*(arg for arg in wanted if arg == ALWAYS_LOAD), *kept]
 
 
-def _repinned(
-    config: ConfigFile,
-    existing: dict[str, Any],
-    command: ServerCommand,
-    wanted: list[str],
-    mode: Mode,
-) -> dict[str, Any] | None:
-    """``existing`` running ``command``, engram-mcp's options kept (``upgrade``: the
-    ``--always-load`` rule applied); ``None`` when engram cannot re-pin it (see
-    :func:`_cannot_repin`)."""
-    line = config.shape.command_line(existing)
-    if line is None or not line.repinnable:
-        return None
-    options = list(line.options)
-    if mode == "upgrade":
-        options = _upgraded_args(options, wanted)
-    return config.shape.repin(existing, command, options)
-
-
-def _cannot_repin(shape: EntryShape, entry: dict[str, Any]) -> str | None:
-    """Why engram cannot re-pin ``entry`` (``None`` when it can): its command names
-    no engram-mcp (a wrapper script), or engram-mcp is started by a launcher that
-    is not a package runner (``docker run``, ``ssh``), which runs it somewhere this
-    engram's local command cannot replace. Only the launcher's program is named: its
-    other words may carry a secret (``docker run -e KEY=VALUE``), and a whole command
-    line is shown masked (:func:`~engram.hosts.masking.shown_command`)."""
+def _repinnable_line(shape: EntryShape, entry: dict[str, Any]) -> CommandLine | str:
+    """``entry``'s command line when engram can re-pin it, else why it cannot: its
+    command names no engram-mcp (a wrapper script), or engram-mcp is started by a
+    launcher that is not a package runner (``docker run``, ``ssh``), which runs it
+    somewhere this engram's local command cannot replace. Only the launcher's program
+    is named: its other words may carry a secret (``docker run -e KEY=VALUE``), and a
+    whole command line is shown masked (:func:`~engram.hosts.masking.shown_command`)."""
     line = shape.command_line(entry)
     if line is None:
         argv = shown_command(shape.argv(entry))
@@ -164,28 +145,26 @@ def _cannot_repin(shape: EntryShape, entry: dict[str, Any]) -> str | None:
     if not line.repinnable:
         program = shown_command([line.program])
         return f"engram-mcp runs through `{program}`, which engram cannot re-pin"
-    return None
+    return line
 
 
-def _upgrade_hint(shape: EntryShape, entry: dict[str, Any], wanted: list[str], mode: Mode) -> str:
-    """What ``engram upgrade`` would still change after ``link`` kept ``entry``'s options."""
-    line = shape.command_line(entry)
-    if mode == "upgrade" or line is None or (ALWAYS_LOAD in line.options) == bool(wanted):
+def _repin_options(line: CommandLine, wanted: list[str], mode: Mode) -> list[str]:
+    """engram-mcp's options a re-pin keeps (``upgrade``: the ``--always-load`` rule
+    applied)."""
+    options = list(line.options)
+    return _upgraded_args(options, wanted) if mode == "upgrade" else options
+
+
+def _upgrade_hint(options: Sequence[str], wanted: list[str], mode: Mode) -> str:
+    """What ``engram upgrade`` would still change after ``link`` kept these options."""
+    if mode == "upgrade" or (ALWAYS_LOAD in options) == bool(wanted):
         return ""
     return f"`engram upgrade` {'adds' if wanted else 'drops'} {ALWAYS_LOAD}"
 
 
-def _differences(entry: dict[str, Any], desired: dict[str, Any]) -> list[str]:
-    keys = [*entry, *(key for key in desired if key not in entry)]
-    return [key for key in keys if entry.get(key) != desired.get(key)]
-
-
-def _kept_note(
-    config: ConfigFile, new: dict[str, Any], desired: dict[str, Any], wanted: list[str], mode: Mode
-) -> str:
+def _kept_note(config: ConfigFile, new: dict[str, Any], desired: dict[str, Any], hint: str) -> str:
     """What a kept entry keeps, and what would change it."""
-    fields = " and ".join(_differences(new, desired))
-    hint = _upgrade_hint(config.shape, new, wanted, mode)
+    fields = " and ".join(differing_keys(new, desired))
     return (
         f"kept your engram entry's {fields} in {config.path} "
         f"(engram's differ; --force replaces them{'; ' + hint if hint else ''})"
@@ -195,32 +174,33 @@ def _kept_note(
 def _entry_notes(
     config: ConfigFile,
     existing: dict[str, Any],
+    line: CommandLine | str,
+    command: ServerCommand,
     new: dict[str, Any],
     desired: dict[str, Any],
-    wanted: list[str],
-    mode: Mode,
+    hint: str,
 ) -> list[str]:
+    """The notes on an existing entry ``link`` kept or re-pinned; ``line`` is its
+    command line, or why engram cannot re-pin it (:func:`_repinnable_line`)."""
     notes = []
-    why = _cannot_repin(config.shape, existing)
-    old_line, new_line = config.shape.command_line(existing), config.shape.command_line(new)
-    if why is None and old_line is not None and new_line is not None and not old_line.own_form:
+    if isinstance(line, CommandLine) and not line.own_form:
         notes.append(
             f"re-pinned your engram entry in {config.path}: engram-mcp was started by "
-            f"`{shown_command(old_line.launcher)}`, now by this engram's "
-            f"`{shown_command(new_line.launcher)}`"
+            f"`{shown_command(line.launcher)}`, now by this engram's "
+            f"`{shown_command(command.argv)}`"
         )
     if config.shape.commit_approval and not commit_approved(existing):
         notes.append(
             f'set tools.engram_commit approval_mode = "approve" in {config.path}, '
             "so that the host asks you before every engram_commit"
         )
-    if why is not None:
+    if isinstance(line, str):
         notes.append(
-            f"kept your engram entry in {config.path} as it is: {why} "
+            f"kept your engram entry in {config.path} as it is: {line} "
             "(--force replaces it with engram's)"
         )
-    elif _differences(new, desired):
-        notes.append(_kept_note(config, new, desired, wanted, mode))
+    elif differing_keys(new, desired):
+        notes.append(_kept_note(config, new, desired, hint))
     return notes
 
 
@@ -232,24 +212,26 @@ def _plan_entry(
     existing = config.entry_in(text) if text is not None else None
     wanted = _wanted_args(config.always_load, hooked)
     desired = config.shape.build(command, wanted)
-    if existing is None:
-        if options.mode == "upgrade":
-            return
-        new = desired
-    elif options.force:
-        new = desired
-    else:
-        repinned = _repinned(config, existing, command, wanted, options.mode)
-        # An entry engram cannot re-pin (a wrapper script, docker) keeps its command, but
-        # never goes without the commit approval.
-        kept = existing if not config.shape.commit_approval else with_commit_approval(existing)
-        new = repinned if repinned is not None else kept
+    if existing is None and options.mode == "upgrade":
+        return
+    new, notes = desired, []
+    if existing is not None and not options.force:
+        line = _repinnable_line(config.shape, existing)
+        hint = ""
+        if isinstance(line, str):
+            # An entry engram cannot re-pin (a wrapper script, docker) keeps its command,
+            # but never goes without the commit approval.
+            new = config.shape.with_approval(existing)
+        else:
+            kept = _repin_options(line, wanted, options.mode)
+            new = config.shape.repin(existing, command, kept)
+            hint = _upgrade_hint(kept, wanted, options.mode)
+        notes = _entry_notes(config, existing, line, command, new, desired, hint)
     if new != existing:
         verb = "added" if existing is None else "updated"
         after = config.with_entry(text, new)
         plan.add(Change(config.path, text, after, f"{verb} {'.'.join(config.key)}"))
-    if existing is not None and not options.force:
-        plan.notes += _entry_notes(config, existing, new, desired, wanted, options.mode)
+    plan.notes += notes
 
 
 def _left_out_note(registry: ConfigFile, existing: dict[str, Any]) -> list[str]:
@@ -269,8 +251,7 @@ def _masked_note(registry: ConfigFile, shown: dict[str, Any]) -> list[str]:
     """Says that the printed command masks a value of the registration's arguments
     (an unknown option ``--api-key=…`` engram-mcp keeps): run as printed, it would
     register the mask itself."""
-    argv = registry.shape.argv(shown)
-    if shown_command(argv) == shlex.join(argv):
+    if not masks(registry.shape.argv(shown)):
         return []
     return [
         f"the command below shows {MASK} for values in your engram registration in "
@@ -292,28 +273,34 @@ def _plan_printed(
     give again.
     """
     registry = printed.registry
+    shape = registry.shape
     command = server_command(env)
     wanted = _wanted_args(printed.always_load, hook_present(target, env, "global"))
-    desired = registry.shape.build(command, wanted)
+    desired = shape.build(command, wanted)
     _, existing = registry.read()
     if existing is None:
         if options.mode == "link":
             plan.notes.append(f"run: {printed.add(desired)}")
         return
-    new = desired if options.force else _repinned(registry, existing, command, wanted, options.mode)
-    shown = new or desired
-    shape, replace = registry.shape, f"{printed.remove} && {printed.add(shown)}"
-    if new is None:
-        why = _cannot_repin(shape, existing)
+    new, kept, why = desired, wanted, None
+    if not options.force:
+        line = _repinnable_line(shape, existing)
+        if isinstance(line, str):
+            why = line
+        else:
+            kept = _repin_options(line, wanted, options.mode)
+            new = shape.repin(existing, command, kept)
+    replace = f"{printed.remove} && {printed.add(new)}"
+    if why is not None:
         note = f"kept the engram registration in {registry.path}: {why} "
         note += f"(to replace it, run: {replace})"
     elif shape.argv(new) != shape.argv(existing) or shape.env(new) != shape.env(existing):
         note = f"to re-pin, run: {replace}"
     else:
-        hint = _upgrade_hint(shape, new, wanted, options.mode)
+        hint = _upgrade_hint(kept, wanted, options.mode)
         plan.notes.append(f"already registered in {registry.path}" + (f" ({hint})" if hint else ""))
         return
-    plan.notes += [*_left_out_note(registry, existing), *_masked_note(registry, shown), note]
+    plan.notes += [*_left_out_note(registry, existing), *_masked_note(registry, new), note]
 
 
 def _plan_owned(plan: Plan, path: Path, content: str, options: LinkOptions, what: str) -> None:

@@ -9,6 +9,7 @@ in a header or a URL. Nothing secret may reach stdout, stderr or a log (house st
 - :func:`shown_command` renders a command line (``doctor``'s messages, ``link``'s
   notes, the printed ``claude mcp add``), :func:`shown_options` engram-mcp's options
   alone, and :func:`shown_shell` a shell command string (a session hook's);
+  :func:`masks` says whether a command line so shown hides anything;
 - :func:`masked_texts` masks both sides of a file change before a ``--dry-run`` diff
   is made from them (what is written is the unmasked text).
 
@@ -48,12 +49,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from engram.errors import HostConfigError
-from engram.hosts.command import (
-    ENGRAM_VARIABLES,
-    SERVER_FLAGS,
-    SERVER_VALUED_OPTIONS,
-    read_command_line,
-)
+from engram.hosts.command import ENGRAM_VARIABLES, own_option_marks, read_command_line
 from engram.hosts.jsonc import Node, parse
 
 __all__ = [
@@ -61,6 +57,7 @@ __all__ = [
     "masked_argv",
     "masked_text",
     "masked_texts",
+    "masks",
     "shown_command",
     "shown_options",
     "shown_shell",
@@ -133,20 +130,16 @@ def _word_pieces(word: str, previous: str | None) -> Pieces:
     return _cut(word, [(start, end) for start, end in spans if start < end])
 
 
-def _own_option(word: str, previous: str | None) -> bool:
-    name, inline, _ = word.partition("=")
-    if word in SERVER_FLAGS or word in SERVER_VALUED_OPTIONS:
-        return True
-    return bool(inline and name in SERVER_VALUED_OPTIONS) or previous in SERVER_VALUED_OPTIONS
-
-
 def _masked_words(words: Sequence[str], own_from: int | None) -> list[Pieces]:
-    """Each word's pieces; from index ``own_from`` on, engram-mcp's own options stay."""
+    """Each word's pieces; from index ``own_from`` on, engram-mcp's own options (and
+    their values, as :func:`~engram.hosts.command.own_option_marks` reads them) stay."""
+    own = [False] * len(words)
+    if own_from is not None:
+        own[own_from:] = own_option_marks(words[own_from:])
     shown: list[Pieces] = []
     previous: str | None = None
     for index, word in enumerate(words):
-        own = own_from is not None and index >= own_from and _own_option(word, previous)
-        shown.append((word,) if own else _word_pieces(word, previous))
+        shown.append((word,) if own[index] else _word_pieces(word, previous))
         previous = word
     return shown
 
@@ -190,6 +183,12 @@ def shown_command(argv: Sequence[str]) -> str:
     """
     shown = " ".join(_as_shell(pieces) for pieces in _masked_words(argv, _own_from(argv)))
     return _detected_masked(shown)
+
+
+def masks(argv: Sequence[str]) -> bool:
+    """Whether :func:`shown_command` hides anything of ``argv``: run as shown, the
+    command would carry the mask itself, so whoever shows it says so."""
+    return shown_command(argv) != shlex.join(argv)
 
 
 def shown_options(options: Sequence[str]) -> str:
