@@ -17,6 +17,19 @@ SERVER = [sys.executable, str(Path(__file__).with_name("elicit_server.py"))]
 ELICIT_CAPS = {"elicitation": {"form": {}}}
 
 
+#: The confirmation form of the elicit_server's ``confirm_write`` tool, and a yes to it.
+WRITE_FORM = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Write the note?"}},
+    "required": ["approve"],
+}
+ACCEPT_WRITE = {
+    "jsonrpc": "2.0",
+    "id": "engram-1",
+    "result": {"action": "accept", "content": {"approve": True}},
+}
+
+
 @pytest.fixture
 def log(tmp_path: Path) -> Path:
     return tmp_path / "written.log"
@@ -61,22 +74,12 @@ def test_legacy_elicitation_is_a_form_request_and_other_requests_are_served_mean
             "params": {
                 "mode": "form",
                 "message": "Write note 'n1'?",
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {"approve": {"type": "boolean", "title": "Write the note?"}},
-                    "required": ["approve"],
-                },
+                "requestedSchema": WRITE_FORM,
             },
         }
         assert client.request("ping") == {"jsonrpc": "2.0", "id": 2, "result": {}}
         assert client.request("tools/list")["result"]["tools"][0]["name"] == "confirm_write"
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "engram-1",
-                "result": {"action": "accept", "content": {"approve": True}},
-            }
-        )
+        client.send(ACCEPT_WRITE)
         assert _outcome(client.receive()) == "written"
     assert _written(log) == ["n1"]
 
@@ -158,20 +161,10 @@ def test_a_2025_06_18_dialog_is_asked_without_the_mode_that_version_lacks(log: P
             "method": "elicitation/create",
             "params": {
                 "message": "Write note 'n1'?",
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {"approve": {"type": "boolean", "title": "Write the note?"}},
-                    "required": ["approve"],
-                },
+                "requestedSchema": WRITE_FORM,
             },
         }
-        client.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "engram-1",
-                "result": {"action": "accept", "content": {"approve": True}},
-            }
-        )
+        client.send(ACCEPT_WRITE)
         assert _outcome(client.receive()) == "written"
     assert _written(log) == ["n1"]
 

@@ -277,6 +277,19 @@ def test_decline_writes_nothing_and_revokes_the_proposal(project: Project) -> No
     assert project.files() == []
 
 
+def _answer_outside_the_form(
+    project: Project, server: StdioClient, content: dict[str, Any]
+) -> dict[str, Any]:
+    """Answer the save dialog with ``content``: nothing is written, the proposal revoked."""
+    ask = _ask(server, "engram_save_session", {"text": LINES})
+    data = _data(_answer(server, ask, **_accept(**content)))
+    assert data["saved"] is False
+    assert data["text"].startswith("The human gave an answer outside the form")
+    assert project.files() == []
+    _assert_commit_declined(server, data["revoked_approval_token"])
+    return data
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -303,14 +316,8 @@ def test_decline_writes_nothing_and_revokes_the_proposal(project: Project) -> No
 def test_an_invalid_answer_revokes_the_proposal_like_a_decline(
     project: Project, content: dict[str, Any]
 ) -> None:
-    server = _legacy(project)
-    ask = _ask(server, "engram_save_session", {"text": LINES})
-    data = _data(_answer(server, ask, **_accept(**content)))
-    assert data["saved"] is False
-    assert data["text"].startswith("The human gave an answer outside the form")
+    data = _answer_outside_the_form(project, _legacy(project), content)
     assert "approval_token" not in data
-    assert project.files() == []
-    _assert_commit_declined(server, data["revoked_approval_token"])
     assert project.files() == []
 
 
@@ -478,13 +485,7 @@ def test_a_2025_06_18_dialog_writes_exactly_the_ticked_candidates(project: Proje
 def test_a_2025_06_18_answer_outside_the_form_revokes_the_proposal(
     project: Project, content: dict[str, Any]
 ) -> None:
-    server = _legacy_2025_06_18(project)
-    ask = _ask(server, "engram_save_session", {"text": LINES})
-    data = _data(_answer(server, ask, **_accept(**content)))
-    assert data["saved"] is False
-    assert data["text"].startswith("The human gave an answer outside the form")
-    assert project.files() == []
-    _assert_commit_declined(server, data["revoked_approval_token"])
+    _answer_outside_the_form(project, _legacy_2025_06_18(project), content)
 
 
 def test_a_2025_06_18_note_dialog_has_no_mode_and_yes_writes_the_note(project: Project) -> None:
