@@ -29,12 +29,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import record, summary
 
-from engram.demo.client import StdioClient
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_engine
 from engram.host.setup import init_host
 from engram.memory import admission, capture
 from engram.memory.engine import MemoryEngine
+from engram.testing.clients import StdioClient
 
 WORK = Path(__file__).resolve().parent / "work"
 PURPOSE = "purpose:bench"

@@ -26,9 +26,9 @@ from _results import record, summary
 from governed import sentence
 
 from engram.compose import open_project
-from engram.demo.client import StdioClient
 from engram.project.layout import init_layout
 from engram.project.memory_file import FOLDERS, Memory, render_memory, slugify, title_for
+from engram.testing.clients import StdioClient
 
 WORK = Path(__file__).resolve().parent / "work"
 TYPES = ("rule", "skill", "knowledge", "knowledge")

@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import record, summary
 
-from engram.demo.client import server_command
+from engram.testing.clients import server_command
 
 INITIALIZE = {
     "jsonrpc": "2.0",

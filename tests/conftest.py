@@ -1,59 +1,68 @@
-"""Shared fixtures: real ``engram-mcp`` subprocesses and their raw lines."""
+"""Shared fixtures: ``engram-mcp`` in this process or as a subprocess, and the one
+Hypothesis configuration.
+
+Hypothesis: no deadline anywhere (a busy two-core machine makes any per-example time
+limit a coin toss); the ``ci`` profile, chosen when ``CI=true``, also draws the same
+examples on every run (derandomized, no example database), so CI never fails on an
+example it happens to find that day. Locally the search stays random: a failure it
+finds is shrunk and saved in ``.hypothesis/`` and replayed first next time.
+``HYPOTHESIS_PROFILE`` names another profile.
+"""
 
 from __future__ import annotations
 
-import json
-import subprocess
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
-from engram.demo.client import MODERN_META, StdioClient, server_command
+from engram.testing import InProcessClient, LineClient, StartServer, StdioClient
 
-__all__ = ["MODERN_META"]
+settings.register_profile(
+    "dev", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile(
+    "ci",
+    parent=settings.get_profile("dev"),
+    derandomize=True,
+    database=None,
+    max_examples=100,
+)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") == "true" else "dev")
+)
 
-StartServer = Callable[..., StdioClient]
 
+def _starter(kind: Callable[..., LineClient], cwd: Path) -> Iterator[StartServer]:
+    clients: list[LineClient] = []
 
-@pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[StartServer]:
-    """Start ``engram-mcp`` (or another command) as a subprocess; all are closed after."""
-    clients: list[StdioClient] = []
-
-    def start(*args: str, cwd: Path | None = None, **kwargs: Any) -> StdioClient:
-        client = StdioClient(args, cwd=cwd or tmp_path, timeout=20.0, **kwargs)
+    def start(*args: str, cwd: Path = cwd, **kwargs: Any) -> LineClient:
+        client = kind(args, cwd=cwd, timeout=20.0, **kwargs)
         clients.append(client)
         return client
 
     yield start
     for client in clients:
-        if client.process.poll() is None:
-            client.process.kill()
-            client.process.wait(timeout=10)
+        client.stop()
 
 
 @pytest.fixture
-def server(start_server: StartServer) -> StdioClient:
-    """One ``engram-mcp`` in an empty directory."""
+def start_server(tmp_path: Path) -> Iterator[StartServer]:
+    """Start ``engram-mcp`` in this process (``*args``, ``cwd=``, ``env=``); all are
+    stopped after the test."""
+    yield from _starter(InProcessClient, tmp_path)
+
+
+@pytest.fixture
+def start_stdio_server(tmp_path: Path) -> Iterator[StartServer]:
+    """Start the real ``engram-mcp`` as a subprocess; all are stopped after the test."""
+    yield from _starter(StdioClient, tmp_path)
+
+
+@pytest.fixture
+def server(start_server: StartServer) -> LineClient:
+    """One ``engram-mcp`` in an empty directory, in this process."""
     return start_server()
-
-
-def run_raw(lines: list[bytes], *args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """Feed whole lines to a fresh server, close stdin, and return what it wrote, raw."""
-    return subprocess.run(
-        [*server_command(), *args],
-        input=b"".join(line + b"\n" for line in lines),
-        capture_output=True,
-        cwd=cwd,
-        timeout=30,
-        check=False,
-    )
-
-
-def run_lines(lines: list[bytes], *args: str, cwd: Path) -> tuple[list[dict[str, Any]], str, int]:
-    """Feed whole lines to a fresh server, close stdin, return (messages, stderr, status)."""
-    process = run_raw(lines, *args, cwd=cwd)
-    messages = [json.loads(line) for line in process.stdout.splitlines()]
-    return messages, process.stderr.decode(), process.returncode

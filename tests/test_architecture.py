@@ -26,9 +26,15 @@ ALLOWED: dict[str, set[str]] = {
     "project": {"errors", "canonical", "search", "safety"},
     "compose": {"project", "store"},
     "mcp": {"errors", "protocol", "canonical", "memory", "host", "project", "compose", "__init__"},
-    "demo": {"errors", "__init__"},
+    "demo": {"errors", "testing", "__init__"},
     "hosts": {"errors", "safety", "__init__"},
-    "cli": {"errors", "demo", "host", "hosts", "memory", "project", "compose", "__init__"},
+    "cli": {
+        *("errors", "demo", "host", "hosts", "memory", "project", "compose", "testing"),
+        "__init__",
+    },
+    # Test support for engram's tests and for hosts embedding it; nothing imports it
+    # on the way to serving.
+    "testing": {"errors", "mcp", "memory", "host", "project", "__init__"},
     "safety": {"errors"},
 }
 
@@ -42,6 +48,7 @@ FORBIDDEN_EXTERNAL: dict[str, set[str]] = {
     "search": _DRIVERS,
     "crypto": _DRIVERS,
     "canonical": _DRIVERS,
+    "testing": {"click", "mcp", "psycopg"},
     # The detector runs on every write of both faces: standard library only, nothing heavy.
     "safety": {
         "asyncio",
@@ -103,10 +110,11 @@ def test_imports_follow_the_arrows(path: Path) -> None:
 
 def test_engram_mcp_start_up_path_imports_no_heavy_module() -> None:
     probe = (
-        "import sys, json; import engram.mcp.main; "
+        "import contextlib, sys, json; import engram.mcp.main; "
         "from engram.mcp.main import build_dispatcher; "
         "from engram.mcp.options import parse_options; "
-        "build_dispatcher(parse_options([])); print(json.dumps(sorted(sys.modules)))"
+        "build_dispatcher(parse_options([]), contextlib.ExitStack()); "
+        "print(json.dumps(sorted(sys.modules)))"
     )
     loaded = set(json.loads(subprocess.check_output([sys.executable, "-c", probe])))
     heavy = {
@@ -123,6 +131,7 @@ def test_engram_mcp_start_up_path_imports_no_heavy_module() -> None:
         "tomlkit",
     }
     assert loaded & heavy == set()
+    assert {name for name in loaded if name.startswith("engram.testing")} == set()
 
 
 def _is_boundary(node: ast.AST) -> bool:

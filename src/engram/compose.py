@@ -16,17 +16,19 @@ from engram.project.workspace import ProjectMemory
 __all__ = ["open_project"]
 
 
-def open_project(start: Path, watch: bool = False) -> ProjectMemory:
+def open_project(start: Path, watch: bool = False, global_dir: Path | None = None) -> ProjectMemory:
     """Open the project memory enclosing ``start``.
 
     ``watch`` (for long-running servers) follows file changes with inotify where the
     system has it, so a call looks only at what changed since the last one.
+    ``global_dir`` is the user's global memory folder (by default, as the process's
+    environment names it). Close what this returns when done with it.
     """
     from engram.store.sqlite.project_index import ProjectIndex
     from engram.store.watch import open_change_feed
 
     layout = find_root(start)
-    shared = global_layout()
+    shared = global_layout(global_dir)
     index = ProjectIndex(layout.index)
     catalog = Catalog([layout, shared], index, open_change_feed if watch else None)
     return ProjectMemory(layout, shared, index, catalog)

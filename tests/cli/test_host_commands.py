@@ -22,7 +22,7 @@ from engram.host.setup import keys_for_store
 from engram.memory.engine import MemoryEngine
 from engram.memory.validation import format_instant
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from tests.memory.conftest import capture_args
+from engram.testing import capture_args
 
 PURPOSE = "purpose:release"
 ARGS = [

@@ -8,23 +8,21 @@ from typing import Any
 
 import pytest
 
-from engram.demo.client import StdioClient
-from tests.conftest import StartServer
-from tests.mcp.project_support import legacy_init
+from engram.testing import LineClient, StartServer, legacy_init
 
 INVALID = {"code": -32600, "message": "Invalid Request"}
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 PONG = {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 
-def _connect(start_server: StartServer, version: str | None) -> StdioClient:
+def _connect(start_server: StartServer, version: str | None) -> LineClient:
     client = start_server()
     if version is not None:
         legacy_init(client, version=version)
     return client
 
 
-def _exchange(client: StdioClient, batch: list[Any]) -> Any:
+def _exchange(client: LineClient, batch: list[Any]) -> Any:
     """Send a batch, then a ping; what came back before the ping's answer."""
     client.send(json.dumps(batch).encode())
     client.send(json.dumps({"jsonrpc": "2.0", "id": "after", "method": "ping"}).encode())

@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from engram.demo.client import StdioClient
-from tests.conftest import MODERN_META
-from tests.mcp.project_support import legacy_init
+from engram.testing import MODERN_META, LineClient, StdioClient, legacy_init
 
 SERVER = [sys.executable, str(Path(__file__).with_name("elicit_server.py"))]
 ELICIT_CAPS = {"elicitation": {"form": {}}}
@@ -35,7 +33,7 @@ def log(tmp_path: Path) -> Path:
     return tmp_path / "written.log"
 
 
-def _start(log: Path, *args: str, timeout: str = "60") -> StdioClient:
+def _start(log: Path, *args: str, timeout: str = "60") -> LineClient:
     env = {"ELICIT_LOG": str(log), "ENGRAM_ELICITATION_TIMEOUT_S": timeout}
     return StdioClient(args, cwd=log.parent, env=env, command=SERVER, timeout=20)
 
@@ -198,7 +196,7 @@ def test_end_of_input_while_a_dialog_is_open_exits_promptly_and_writes_nothing(
 MODERN_ELICIT_META = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": ELICIT_CAPS}
 
 
-def _modern_call(client: StdioClient, note: str = "n1", **extra: Any) -> dict[str, Any]:
+def _modern_call(client: LineClient, note: str = "n1", **extra: Any) -> dict[str, Any]:
     params = {"name": "confirm_write", "arguments": {"note": note}, "_meta": MODERN_ELICIT_META}
     return client.request("tools/call", {**params, **extra})
 

@@ -10,7 +10,7 @@ import pytest
 from engram import __version__
 from engram.mcp.instructions import INSTRUCTIONS, MAX_INSTRUCTIONS_CHARS
 from engram.project.layout import init_layout
-from tests.conftest import MODERN_META, StartServer, run_lines
+from engram.testing import MODERN_META, StartServer, serve_lines
 
 SERVER_INFO = {"name": "engram", "title": "Engram", "version": __version__}
 
@@ -63,7 +63,7 @@ def test_legacy_ping_initialized_notification_and_unknown_method(tmp_path: Path)
         b'{"jsonrpc":"2.0","id":2,"method":"no/such/method"}',
         b'{"jsonrpc":"2.0","id":3,"method":"server/discover"}',
     ]
-    messages, _, _ = run_lines(lines, cwd=tmp_path)
+    messages = serve_lines(lines, cwd=tmp_path).messages
     not_found = {"code": -32601, "message": "Method not found"}
     assert messages == [
         {"jsonrpc": "2.0", "id": 1, "result": {}},
@@ -180,9 +180,10 @@ def test_list_cursor_is_refused_because_every_list_is_one_page(start_server: Sta
 
 
 def test_unknown_option_is_ignored_with_a_note_on_stderr(tmp_path: Path) -> None:
-    messages, stderr, status = run_lines(
+    served = serve_lines(
         [b'{"jsonrpc":"2.0","id":1,"method":"ping"}'], "--frobnicate", "x", cwd=tmp_path
     )
+    messages, stderr, status = served.messages, served.stderr, served.status
     assert messages == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
     assert "ignoring unknown option --frobnicate" in stderr
     assert status == 0

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from engram.crypto.keyfiles import load_keyring
-from engram.demo.client import StdioClient
 from engram.host.setup import init_host, keys_for_store
 from engram.mcp.options import ServerOptions
 from engram.mcp.project_tools import ProjectTools, project_tools
@@ -27,8 +26,7 @@ from engram.memory.binding import MEMORY_TOOLS, Scope, tool_name
 from engram.memory.engine import MemoryEngine
 from engram.memory.maintenance import Maintenance
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from tests.conftest import MODERN_META, StartServer
-from tests.memory.conftest import capture_args
+from engram.testing import MODERN_META, LineClient, StartServer, capture_args
 
 PURPOSE = "purpose:release-engineering"
 REASON = "reason:obsolete"
@@ -67,7 +65,7 @@ DECLINE = {"action": "decline"}
 class Host:
     """One server, its scope, and every dialog it ever opened."""
 
-    server: StdioClient
+    server: LineClient
     scope: Scope
     dialogs: list[dict[str, Any]] = field(default_factory=list)
 

@@ -15,11 +15,15 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
 
-from engram.demo.client import StdioClient, server_command
 from engram.host.setup import init_host
-from tests.conftest import MODERN_META, StartServer
-from tests.mcp.project_support import legacy_init
-from tests.memory.conftest import capture_args
+from engram.testing import (
+    MODERN_META,
+    LineClient,
+    StartServer,
+    capture_args,
+    legacy_init,
+    server_command,
+)
 
 PURPOSE = "purpose:release-engineering"
 SECRET_TEXT = "Rotation runbook: deploy keys live in the vault, never in the repo."
@@ -36,7 +40,7 @@ def _profile(tmp_path: Path) -> Path:
     )
 
 
-def _call(server: StdioClient, name: str, arguments: dict[str, Any], **extra: Any) -> Any:
+def _call(server: LineClient, name: str, arguments: dict[str, Any], **extra: Any) -> Any:
     return server.request("tools/call", {"name": name, "arguments": arguments, **extra})
 
 
@@ -46,7 +50,7 @@ def _value(reply: dict[str, Any]) -> Any:
     return envelope["output"]["value"]
 
 
-def _admit(server: StdioClient, key: str = "r1") -> str:
+def _admit(server: LineClient, key: str = "r1") -> str:
     arguments = capture_args(text=SECRET_TEXT, key=f"{key}.capture-000001")
     arguments["payload"]["valid_time"] = {"t": int(time.time() * 1000) - 60_000}
     candidate = _value(_call(server, "engram_memory_capture", arguments))["candidate_id"]

@@ -11,11 +11,9 @@ from typing import Any
 
 import pytest
 
-from engram.demo.client import StdioClient
 from engram.host.setup import init_host
 from engram.memory.schemas import input_schema
-from tests.conftest import MODERN_META, StartServer
-from tests.memory.conftest import capture_args
+from engram.testing import MODERN_META, LineClient, StartServer, capture_args
 
 PURPOSE = "purpose:release-engineering"
 
@@ -31,12 +29,12 @@ def _profile(tmp_path: Path, grants: list[str] | None = None, name: str = "host"
     )
 
 
-def _memory_tools(server: StdioClient) -> list[str]:
+def _memory_tools(server: LineClient) -> list[str]:
     tools = server.request("tools/list")["result"]["tools"]
     return [tool["name"] for tool in tools if tool["name"].startswith("engram_memory_")]
 
 
-def _call(server: StdioClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _call(server: LineClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return server.request("tools/call", {"name": name, "arguments": arguments})
 
 

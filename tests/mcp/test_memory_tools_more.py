@@ -17,14 +17,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from engram.demo.client import StdioClient
 from engram.host.runtime import open_memory
 from engram.host.setup import init_host
 from engram.memory.maintenance import Maintenance
 from engram.memory.schemas import OUTPUT_SCHEMAS
-from tests.conftest import StartServer
-from tests.mcp.project_support import legacy_init
-from tests.memory.conftest import capture_args
+from engram.testing import LineClient, StartServer, capture_args, legacy_init
 
 PURPOSE = "purpose:release-engineering"
 TEXT = "Release tarballs are verified with sha256 digests before upload."
@@ -43,7 +40,7 @@ def _profile(tmp_path: Path, name: str = "host", session: str = "") -> Path:
     )
 
 
-def _call(server: StdioClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _call(server: LineClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return server.request("tools/call", {"name": name, "arguments": arguments})
 
 
@@ -132,7 +129,7 @@ def test_the_retired_shadow_tools_are_unknown_even_with_every_grant(
     assert reply["error"] == {"code": -32602, "message": "Unknown tool"}
 
 
-def _sessions(profile: Path, servers: list[StdioClient]) -> list[list[str]]:
+def _sessions(profile: Path, servers: list[LineClient]) -> list[list[str]]:
     """The audited session of two searches by each server, in call order."""
     audit_ids = [
         [

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from engram.demo.client import server_command
 from engram.project.layout import init_layout
+from engram.testing import server_command
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 ELICIT_SERVER = str(Path(__file__).with_name("elicit_server.py"))

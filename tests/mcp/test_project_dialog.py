@@ -16,18 +16,22 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
 
-from engram.demo.client import StdioClient, server_command
-from tests.conftest import StartServer
-from tests.mcp.project_support import (
+from engram.testing import (
     ELICIT_CAPS,
-    KEY,
+    LineClient,
     Project,
+    StartServer,
     call,
     elicit_meta,
     envelope,
     legacy_init,
     new_project,
+    server_command,
 )
+from tests.safety.samples import aws_access_key_id
+
+#: An AWS-style access key id, built when the tests run (no literal credential).
+KEY = aws_access_key_id()
 
 LONG_RULE = (
     "Every public function in the billing service carries a docstring explaining its invariants"
@@ -119,7 +123,7 @@ def _error(reply: dict[str, Any]) -> dict[str, Any]:
     return error
 
 
-def _assert_commit_declined(server: StdioClient, token: str) -> None:
+def _assert_commit_declined(server: LineClient, token: str) -> None:
     error = _error(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
     assert error == {"code": "APPROVAL_DECLINED", "message": DECLINED}
 
@@ -136,13 +140,13 @@ def _frontmatter(path: Path) -> dict[str, str]:
 # --- legacy era: elicitation/create -------------------------------------------------------
 
 
-def _legacy(project: Project, *args: str, **env: str) -> StdioClient:
+def _legacy(project: Project, *args: str, **env: str) -> LineClient:
     server = project.start(*args, **env)
     legacy_init(server, ELICIT_CAPS)
     return server
 
 
-def _ask(server: StdioClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _ask(server: LineClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Call a tool and return the ``elicitation/create`` request it sends."""
     server.send(
         {
@@ -157,7 +161,7 @@ def _ask(server: StdioClient, name: str, arguments: dict[str, Any]) -> dict[str,
     return ask
 
 
-def _answer(server: StdioClient, ask: dict[str, Any], **reply: Any) -> dict[str, Any]:
+def _answer(server: LineClient, ask: dict[str, Any], **reply: Any) -> dict[str, Any]:
     """Answer the dialog; the tool call's response."""
     server.send({"jsonrpc": "2.0", "id": ask["id"], **reply})
     response = server.receive()
@@ -278,7 +282,7 @@ def test_decline_writes_nothing_and_revokes_the_proposal(project: Project) -> No
 
 
 def _answer_outside_the_form(
-    project: Project, server: StdioClient, content: dict[str, Any]
+    project: Project, server: LineClient, content: dict[str, Any]
 ) -> dict[str, Any]:
     """Answer the save dialog with ``content``: nothing is written, the proposal revoked."""
     ask = _ask(server, "engram_save_session", {"text": LINES})
@@ -362,7 +366,7 @@ def test_a_legacy_dialog_timeout_falls_back_to_the_token_flow(project: Project) 
     assert project.files() == []
 
 
-def _first_answer(server: StdioClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _first_answer(server: LineClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Call a tool; the very next message must be its response (no dialog)."""
     server.send(
         {
@@ -437,7 +441,7 @@ def _checkbox_form(scopes: list[str], labels: list[str]) -> dict[str, Any]:
     }
 
 
-def _legacy_2025_06_18(project: Project) -> StdioClient:
+def _legacy_2025_06_18(project: Project) -> LineClient:
     server = project.start()
     legacy_init(server, {"elicitation": {}}, "2025-06-18")
     return server
@@ -520,12 +524,12 @@ def test_a_secret_is_refused_before_any_dialog(project: Project) -> None:
 # --- 2026-07-28 era: input_required and the retry -----------------------------------------
 
 
-def _modern(server: StdioClient, name: str, arguments: dict[str, Any], **extra: Any) -> Any:
+def _modern(server: LineClient, name: str, arguments: dict[str, Any], **extra: Any) -> Any:
     return call(server, name, arguments, _meta=elicit_meta(), **extra)
 
 
 def _retry(
-    server: StdioClient, name: str, arguments: dict[str, Any], state: str, key: str, answer: Any
+    server: LineClient, name: str, arguments: dict[str, Any], state: str, key: str, answer: Any
 ) -> dict[str, Any]:
     return _modern(server, name, arguments, requestState=state, inputResponses={key: answer})
 

@@ -16,19 +16,23 @@ from typing import Any
 
 import pytest
 
-from engram.demo.client import StdioClient
 from engram.mcp.project_resources import PROPOSE_PROMPT
-from tests.conftest import MODERN_META, StartServer
-from tests.mcp.project_support import (
+from engram.testing import (
     ENGRAM,
-    KEY,
+    MODERN_META,
+    LineClient,
     Project,
+    StartServer,
     call,
     envelope,
     legacy_init,
     new_project,
     run_engram,
 )
+from tests.safety.samples import aws_access_key_id
+
+#: An AWS-style access key id, built when the tests run (no literal credential).
+KEY = aws_access_key_id()
 
 PROJECT_TOOLS = [
     "engram_load",
@@ -68,7 +72,7 @@ def project(tmp_path: Path, start_server: StartServer) -> Project:
     return new_project(tmp_path / "project", start_server)
 
 
-def _tools(server: StdioClient, **params: Any) -> dict[str, dict[str, Any]]:
+def _tools(server: LineClient, **params: Any) -> dict[str, dict[str, Any]]:
     reply = server.request("tools/list", params or None)
     return {tool["name"]: tool for tool in reply["result"]["tools"]}
 
@@ -94,7 +98,7 @@ def _failed(reply: dict[str, Any]) -> dict[str, Any]:
     return error
 
 
-def _valid_call(server: StdioClient, name: str) -> dict[str, Any]:
+def _valid_call(server: LineClient, name: str) -> dict[str, Any]:
     """A successful call of ``name`` (a commit gets a fresh proposal's token first)."""
     if name == "engram_commit":
         saved = _ok(call(server, "engram_save", VALID_ARGUMENTS["engram_save"]))
@@ -326,7 +330,7 @@ def test_without_project_memory_tools_answer_not_initialized_until_init_runs(
     status = _ok(call(server, "engram_status", {}))
     assert status["root"] == str(bare.resolve())
     assert status["healthy"] is True
-    assert server.process.poll() is None
+    assert server.running
 
 
 # --- proposals, tokens and commit ---------------------------------------------------------
@@ -626,11 +630,11 @@ def _seed_three(project: Project) -> None:
     )
 
 
-def _read(server: StdioClient, uri: str, **extra: Any) -> dict[str, Any]:
+def _read(server: LineClient, uri: str, **extra: Any) -> dict[str, Any]:
     return server.request("resources/read", {"uri": uri, **extra})
 
 
-def _listed(server: StdioClient) -> list[str]:
+def _listed(server: LineClient) -> list[str]:
     return [r["uri"] for r in server.request("resources/list")["result"]["resources"]]
 
 

@@ -16,8 +16,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
 
-from engram.demo.client import server_command
 from engram.project.layout import init_layout
+from engram.testing import server_command
 
 MODES = ["auto", "legacy", "2026-07-28"]
 ELICIT_SERVER = str(Path(__file__).with_name("elicit_server.py"))

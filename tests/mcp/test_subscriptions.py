@@ -20,8 +20,7 @@ from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher, ServerIdentity
 from engram.mcp.tools import ToolTable
 from engram.protocol.jsonrpc import Notification, Request
-from tests.conftest import MODERN_META, StartServer, run_lines, run_raw
-from tests.mcp.project_support import legacy_init
+from engram.testing import MODERN_META, StartServer, legacy_init, serve_lines
 
 SERVER_INFO = {"name": "engram", "title": "Engram", "version": __version__}
 EVERY_TYPE = {
@@ -84,15 +83,15 @@ def test_a_listen_is_acknowledged_with_an_empty_subset_and_other_requests_are_se
     server.notify("notifications/cancelled", _cancel("L")["params"])
     assert server.request("ping") == {"jsonrpc": "2.0", "id": 3, "result": {}}
     # The cancelled stream gets no answer at all, not even when the input ends.
-    assert server.process.stdin is not None
-    server.process.stdin.close()
+    server.close_input()
     with pytest.raises(EOFError):
         server.receive()
     assert server.close() == 0
 
 
 def test_a_cancelled_listen_gets_no_answer_even_when_the_input_ends(tmp_path: Path) -> None:
-    messages, _, status = run_lines(_lines(_listen("s1"), _cancel("s1")), cwd=tmp_path)
+    served = serve_lines(_lines(_listen("s1"), _cancel("s1")), cwd=tmp_path)
+    messages, status = served.messages, served.status
     assert messages == [_ack("s1")]
     assert status == 0
 
@@ -109,10 +108,10 @@ def test_end_of_input_closes_each_open_listen_gracefully_and_exits_zero_promptly
         {"jsonrpc": "2.0", "id": 9, "method": "ping"},
     )
     started = time.monotonic()
-    process = run_raw(lines, cwd=tmp_path)
+    served = serve_lines(lines, cwd=tmp_path)
     assert time.monotonic() - started < 5
-    assert process.returncode == 0
-    messages = [json.loads(line) for line in process.stdout.splitlines()]
+    assert served.status == 0
+    messages = served.messages
     assert messages == [
         _ack("a"),
         _ack(7),
@@ -152,7 +151,8 @@ def test_a_listen_without_a_valid_filter_is_invalid_params_and_opens_nothing(
     request = _listen(1, notifications)
     if notifications is None:
         del request["params"]["notifications"]
-    messages, _, status = run_lines(_lines(request), cwd=tmp_path)
+    served = serve_lines(_lines(request), cwd=tmp_path)
+    messages, status = served.messages, served.status
     assert messages == [
         {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Invalid params"}}
     ]
@@ -162,7 +162,7 @@ def test_a_listen_without_a_valid_filter_is_invalid_params_and_opens_nothing(
 def test_a_listen_reusing_the_id_of_an_open_one_is_invalid_request_and_the_first_stays_open(
     tmp_path: Path,
 ) -> None:
-    messages, _, _ = run_lines(_lines(_listen(1), _listen(1)), cwd=tmp_path)
+    messages = serve_lines(_lines(_listen(1), _listen(1)), cwd=tmp_path).messages
     assert messages == [
         _ack(1),
         {"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "Invalid Request"}},

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from engram.memory.admission import Decision
-from tests.memory.conftest import PURPOSE, Memory, binding, capture_args
+from engram.testing import PURPOSE, binding, capture_args
+from tests.memory.conftest import Memory
 
 
 def _captured(memory: Memory, text: str = "Builds are reproducible.", key: str = "k") -> str:

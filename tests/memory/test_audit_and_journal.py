@@ -8,7 +8,8 @@ import sqlite3
 import pytest
 
 from engram.memory.journal import first_bad_cursor
-from tests.memory.conftest import PURPOSE, Memory, binding, capture_args
+from engram.testing import PURPOSE, binding, capture_args
+from tests.memory.conftest import Memory
 
 
 def _audit_rows(memory: Memory) -> list[tuple[str, str, str, str]]:

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 from engram.memory.settings import HostPolicy
-from tests.memory.conftest import Clock, Memory, binding, capture_args, open_memory
+from engram.testing import Clock, binding, capture_args
+from tests.memory.conftest import Memory, open_memory
 
 DAY = 86_400_000
 

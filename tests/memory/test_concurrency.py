@@ -1,20 +1,19 @@
-"""Several engram-mcp processes on one store capture and admit at once."""
+"""Several engram-mcp processes on one store capture and admit at once (end to end:
+real processes, one SQLite file)."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from engram.demo.client import StdioClient
-from engram.host.setup import init_host
+import pytest
+
 from engram.memory.binding import Scope
 from engram.memory.journal import first_bad_cursor
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from tests.memory.conftest import capture_args
+from engram.testing import LineClient, StdioClient, current_capture_args, host_profile
 
-PURPOSE = "purpose:release-engineering"
 PROCESSES = 4
 EACH = 20
 
@@ -28,37 +27,28 @@ def _request(number: int, name: str, arguments: dict[str, Any]) -> dict[str, Any
     }
 
 
-def _values(client: StdioClient, count: int) -> list[dict[str, Any]]:
+def _values(client: LineClient, count: int) -> list[dict[str, Any]]:
     replies = [client.receive() for _ in range(count)]
     envelopes = [reply["result"]["structuredContent"] for reply in replies]
     assert all(envelope["ok"] for envelope in envelopes), envelopes
     return [envelope["output"]["value"] for envelope in envelopes]
 
 
+@pytest.mark.e2e
 def test_four_processes_capture_and_admit_at_once_without_loss_or_duplicates(
     tmp_path: Path,
 ) -> None:
     store = tmp_path / "shared.db"
     profiles = [
-        init_host(
-            tmp_path / f"agent{n}",
-            tenant="tenant-a",
-            workspace="ws-1",
-            principal=f"agent-{n}",
-            purpose=PURPOSE,
-            grants=["all"],
-            store=store,
-        )
+        host_profile(tmp_path / f"agent{n}", principal=f"agent-{n}", store=store)
         for n in range(PROCESSES)
     ]
     clients = [StdioClient(["--host-profile", str(p)], cwd=tmp_path, timeout=60) for p in profiles]
-    now = int(time.time() * 1000)
     for n, client in enumerate(clients):  # pipeline everything, then read
         for i in range(EACH):
-            arguments = capture_args(
+            arguments = current_capture_args(
                 text=f"fact {i} from agent {n}", key=f"agent-{n}-capture-{i:04d}"
             )
-            arguments["payload"]["valid_time"] = {"t": now - 60_000}
             client.send(_request(i, "engram_memory_capture", arguments))
         # The same key from one principal twice, racing itself: one candidate.
         client.send(_request(EACH, "engram_memory_capture", arguments))

@@ -39,7 +39,8 @@ from engram.memory.schemas import OUTPUT_SCHEMAS
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from tests.memory.conftest import NOW, PURPOSE, Clock, Memory, binding, capture_args
+from engram.testing import NOW, PURPOSE, Clock, binding, capture_args
+from tests.memory.conftest import Memory
 from tests.memory.conftest import open_memory as open_test_memory
 
 SCOPE_ID = binding().scope.scope_id

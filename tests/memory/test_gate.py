@@ -13,7 +13,8 @@ from engram.errors import ElicitationFailed, GateFailed, NotFound
 from engram.memory.gate import Operation
 from engram.memory.maintenance import Maintenance
 from engram.memory.settings import HostPolicy
-from tests.memory.conftest import Clock, Memory, binding, capture_args, open_memory
+from engram.testing import Clock, binding, capture_args
+from tests.memory.conftest import Memory, open_memory
 
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 

@@ -21,7 +21,8 @@ from engram.memory.binding import Binding, Scope
 from engram.memory.gate import Operation
 from engram.memory.maintenance import Maintenance
 from engram.memory.settings import HostPolicy
-from tests.memory.conftest import PURPOSE, Clock, Memory, binding, capture_args, open_memory
+from engram.testing import PURPOSE, Clock, binding, capture_args
+from tests.memory.conftest import Memory, open_memory
 
 ALICE_A1 = binding("tenant-a", "ws-1", "alice")
 BOB_A1 = binding("tenant-a", "ws-1", "bob")

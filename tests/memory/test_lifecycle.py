@@ -10,7 +10,8 @@ import pytest
 
 from engram.errors import AlreadyTerminal, IllegalTransition, NotFound
 from engram.memory.maintenance import Maintenance
-from tests.memory.conftest import PURPOSE, Memory, binding, capture_args
+from engram.testing import PURPOSE, binding, capture_args
+from tests.memory.conftest import Memory
 
 SCOPE_ID = binding().scope.scope_id
 SECRET = "AKIA" + "Q7RZ4T2LX9MBN3VD"

@@ -21,15 +21,8 @@ from engram.memory.rotation import rotate_keys
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from tests.memory.conftest import (
-    NOW,
-    PURPOSE,
-    Clock,
-    Memory,
-    binding,
-    capture_args,
-    open_memory,
-)
+from engram.testing import NOW, PURPOSE, Clock, binding, capture_args
+from tests.memory.conftest import Memory, open_memory
 
 SCOPE_ID = binding().scope.scope_id
 SECRET_TEXT = "Deploy with the key " + "AKIA" + "Q7RZ4T2LX9MBN3VD" + " from the vault."

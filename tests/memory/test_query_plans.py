@@ -16,7 +16,8 @@ import pytest
 
 from engram.memory.maintenance import Maintenance
 from engram.store.sqlite import database
-from tests.memory.conftest import PURPOSE, Memory, binding, capture_args
+from engram.testing import PURPOSE, binding, capture_args
+from tests.memory.conftest import Memory
 
 #: Tables that grow with use; a full scan of one of them is a bug.
 GROWING = ("records", "candidates", "journal", "audit", "idempotency", "data_keys", "confirmations")

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engram.canonical import digest
-from tests.memory.conftest import NOW, PURPOSE, Clock, Memory, binding, capture_args
+from engram.testing import NOW, PURPOSE, Clock, binding, capture_args
+from tests.memory.conftest import Memory
 
 DAY = 86_400_000
 

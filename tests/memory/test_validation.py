@@ -27,17 +27,8 @@ from engram.memory.binding import Binding
 from engram.memory.schemas import INSTANT_PATTERN
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, parse_instant
-from tests.memory.conftest import (
-    DIGEST,
-    NOW,
-    PURPOSE,
-    Clock,
-    Memory,
-    binding,
-    capture_args,
-    mutate,
-    open_memory,
-)
+from engram.testing import DIGEST, NOW, PURPOSE, Clock, binding, capture_args, mutate
+from tests.memory.conftest import Memory, open_memory
 
 Args = dict[str, Any]
 

@@ -15,8 +15,7 @@ from engram.errors import ApprovalTampered
 from engram.project.layout import Layout
 from engram.project.proposals import Candidate
 from engram.project.workspace import ProjectMemory
-from tests.conftest import StartServer
-from tests.mcp.project_support import Project, call, envelope, new_project
+from engram.testing import Project, StartServer, call, envelope, new_project
 from tests.project.conftest import BURIED_CANDIDATE, bury_a_related_rule
 
 CANDIDATE = Candidate("rule", BURIED_CANDIDATE)

@@ -40,11 +40,11 @@ from pathlib import Path
 
 from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
-from engram.demo.client import StdioClient
 from engram.hosts.command import HostEnv
 from engram.hosts.entries import commit_approved
 from engram.hosts.masking import MASK, masks, shown_command, shown_options, shown_shell
 from engram.hosts.survey import Registration, session_hooks, survey
+from engram.testing.clients import StdioClient
 
 __all__ = ["Handshake", "handshake", "host_checks"]
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:  # the engine is imported by the command that needs it
+    from engram.host.runtime import HostMemory
+    from engram.memory.maintenance import Maintenance
 
 __all__ = ["host"]
 
@@ -83,14 +87,14 @@ def init(
     click.echo(str(profile))
 
 
-def _memory(profile: Path) -> Any:
+def _memory(profile: Path) -> HostMemory:
     from engram.host.runtime import open_memory
 
     # The operator's commands do exactly what they say: no sweep on the side.
     return open_memory(profile, sweep=False)
 
 
-def _maintenance(profile: Path) -> Any:
+def _maintenance(profile: Path) -> Maintenance:
     from engram.memory.maintenance import Maintenance
 
     memory = _memory(profile)

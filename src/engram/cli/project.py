@@ -9,21 +9,25 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
 
 import click
 from click.core import ParameterSource
 
+if TYPE_CHECKING:  # the domain is imported by the command that needs it
+    from engram.hosts.hook_output import HookInput
+    from engram.project.workspace import ProjectMemory
+
 __all__ = ["PROJECT_COMMANDS"]
 
 
-def _project() -> Any:
+def _project() -> ProjectMemory:
     from engram.compose import open_project
 
     return open_project(Path.cwd())
 
 
-def _emit(data: Any, as_json: bool, text: str) -> None:
+def _emit(data: object, as_json: bool, text: str) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text.rstrip("\n"))
 
 
@@ -134,7 +138,7 @@ def status(as_json: bool) -> None:
 def save_session(
     ctx: click.Context,
     shortcut: tuple[str, ...],
-    source: Any,
+    source: TextIO,
     force: bool,
     query_level: int,
     scope: str,
@@ -234,7 +238,7 @@ def hook(host: str, budget_tokens: int | None) -> None:
     from engram.compose import open_project
     from engram.hosts.hook_output import run_hook
 
-    def context(given: Any) -> str:
+    def context(given: HookInput) -> str:
         memory = open_project(given.root or Path.cwd())
         return str(
             memory.session_context(budget_tokens, os.environ.get("ENGRAM_SESSION_OBJECTIVE"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.demo import transcript
-from engram.demo.client import StdioClient, Trace
+from engram.testing.clients import StdioClient, Trace
 
 __all__ = ["run"]
 

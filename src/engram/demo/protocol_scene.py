@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engram.demo import transcript
-from engram.demo.client import MODERN_META, StdioClient
+from engram.testing.clients import MODERN_META, StdioClient
 
 __all__ = ["run"]
 

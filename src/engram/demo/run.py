@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.demo import governed_scene, project_scene, protocol_scene, transcript
-from engram.demo.client import StdioClient
+from engram.testing.clients import StdioClient
 
 __all__ = ["run_demo"]
 

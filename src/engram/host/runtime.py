@@ -61,6 +61,10 @@ class HostMemory:
         """Run one tool (short name, e.g. ``"capture"``) under the profile's binding."""
         return self.engine.call(tool, arguments, self.binding, confirm)
 
+    def close(self) -> None:
+        """Close the store (the host is done with this memory)."""
+        self.engine.store.close()
+
 
 def binding_of(profile: HostProfile, session: str | None = None) -> Binding:
     return Binding(

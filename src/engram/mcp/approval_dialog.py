@@ -21,7 +21,8 @@ runs again from the top with the answer).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from engram.canonical import digest
 from engram.errors import ElicitationFailed
@@ -29,15 +30,19 @@ from engram.mcp.tools import CallContext, ToolResult
 from engram.project.proposals import Candidate, parse_candidate_lines
 from engram.protocol.eras import FormRules
 
+if TYPE_CHECKING:
+    from engram.project.commit import Outcome
+    from engram.project.workspace import ProjectMemory, Proposal
+
 __all__ = ["commit", "note", "save", "save_session"]
 
 _NOTHING_SAVED = "nothing was saved"
 
 
-def _envelope(*args: Any, **kwargs: Any) -> ToolResult:
+def _envelope(data: Mapping[str, Any]) -> ToolResult:
     from engram.mcp.project_tools import envelope
 
-    return envelope(*args, **kwargs)
+    return envelope(data)
 
 
 def _roles(arguments: dict[str, Any]) -> tuple[str, ...]:
@@ -56,7 +61,7 @@ def _expand(candidates: list[Candidate], scope: str) -> list[Candidate]:
     ]
 
 
-def save(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def save(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     kind = arguments.get("type", "knowledge")
     candidate = Candidate(
         type="skill" if kind == "workflow" else kind,
@@ -66,13 +71,15 @@ def save(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolRe
     return _propose(memory, [candidate], arguments.get("scope", "workspace"), context)
 
 
-def save_session(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def save_session(
+    memory: ProjectMemory, arguments: dict[str, Any], context: CallContext
+) -> ToolResult:
     candidates = parse_candidate_lines(arguments["text"], roles=_roles(arguments))
     return _propose(memory, candidates, arguments.get("scope", "workspace"), context)
 
 
 def _propose(
-    memory: Any, candidates: list[Candidate], scope: str, context: CallContext
+    memory: ProjectMemory, candidates: list[Candidate], scope: str, context: CallContext
 ) -> ToolResult:
     proposal = memory.propose(_expand(candidates, scope), scope)
     if not context.elicitation.available:
@@ -145,7 +152,7 @@ def _checkbox(number: int) -> str:
     return f"candidate_{number}"
 
 
-def _picked(content: Any, count: int, forms: FormRules) -> list[int] | None:
+def _picked(content: Mapping[str, Any], count: int, forms: FormRules) -> list[int] | None:
     """The candidate numbers an answer ticks, or ``None`` if it is not an answer to the form."""
     if forms.multi_select:
         picked = content.get("candidates")
@@ -163,7 +170,7 @@ def _picked(content: Any, count: int, forms: FormRules) -> list[int] | None:
 
 
 def _chosen(
-    content: Any, count: int, scopes: list[str], proposal: Any, forms: FormRules
+    content: Mapping[str, Any], count: int, scopes: list[str], proposal: Proposal, forms: FormRules
 ) -> list[int] | None:
     """The candidate numbers an accepting answer selects, or ``None`` if it is invalid."""
     numbers = _picked(content, count, forms)
@@ -175,7 +182,7 @@ def _chosen(
     return numbers or None  # a narrowing that leaves nothing to write is no answer
 
 
-def _token_flow(memory: Any, proposal: Any, prefix: str) -> ToolResult:
+def _token_flow(memory: ProjectMemory, proposal: Proposal, prefix: str) -> ToolResult:
     token = memory.proposals().create(proposal.pending())
     text = (
         (f"{prefix}. " if prefix else "")
@@ -195,7 +202,7 @@ def _token_flow(memory: Any, proposal: Any, prefix: str) -> ToolResult:
     )
 
 
-def _outcome_text(outcome: Any) -> str:
+def _outcome_text(outcome: Outcome) -> str:
     lines = [f"wrote {entry['id']} ({entry['verdict']})" for entry in outcome.written]
     lines += [
         f"deferred {entry['number']} ({entry['verdict']}): read {entry['hint']}"
@@ -204,7 +211,7 @@ def _outcome_text(outcome: Any) -> str:
     return "\n".join(lines) or "nothing to write"
 
 
-def commit(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def commit(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     outcome = memory.commit(arguments["approval_token"], arguments["approve"])
     return _envelope({**outcome.data(), "text": _outcome_text(outcome)})
 
@@ -216,7 +223,7 @@ _NOTE_FORM = {
 }
 
 
-def note(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def note(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     kind = arguments.get("type", "knowledge")
     draft = memory.note(
         arguments["text"],

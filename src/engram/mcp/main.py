@@ -3,14 +3,21 @@
 Only this module reads options and the environment; everything below receives
 what it needs. Imports stay light: the domain is loaded by the first call that
 needs it, so the server answers its first request within milliseconds.
+
+:func:`run` is the whole server over any pair of byte streams, so that a host (or
+a test, through :mod:`engram.testing`) can serve in its own process exactly what
+:func:`main` serves on the process's stdin and stdout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import BinaryIO, TextIO
 
 from engram import __version__
 from engram.mcp.dispatcher import Dispatcher, ServerIdentity
@@ -19,20 +26,23 @@ from engram.mcp.options import USAGE, ServerOptions, parse_options
 from engram.mcp.stdio import claim_stdout, serve
 from engram.mcp.tools import ToolTable
 
-__all__ = ["build_dispatcher", "main"]
+__all__ = ["LOG_FORMAT", "build_dispatcher", "main", "run"]
+
+#: How ``engram-mcp`` writes its log lines to stderr.
+LOG_FORMAT = "engram-mcp: %(levelname)s %(message)s"
 
 
-def build_dispatcher(options: ServerOptions) -> Dispatcher:
-    """Compose the server from its options."""
+def build_dispatcher(options: ServerOptions, resources: contextlib.ExitStack) -> Dispatcher:
+    """Compose the server from its options; what it opens is closed with ``resources``."""
     from engram.mcp.project_resources import ProjectPrompts, ProjectResources
     from engram.mcp.project_tools import ProjectTools, project_tools
 
-    project = ProjectTools(options)
+    project = resources.enter_context(ProjectTools(options))
     tools = ToolTable(project_tools(project, options))
     if options.host_profile is not None:  # governed memory is loaded only when asked for
         from engram.mcp.memory_tools import memory_tools
 
-        for tool in memory_tools(options.host_profile):
+        for tool in memory_tools(options.host_profile, resources):
             tools.add(tool)
     profile = str(options.host_profile.resolve()) if options.host_profile else ""
     return Dispatcher(
@@ -40,10 +50,33 @@ def build_dispatcher(options: ServerOptions) -> Dispatcher:
         tools=tools,
         resources=ProjectResources(project),
         prompts=ProjectPrompts(),
-        binding=f"{options.root or os.getcwd()}\0{profile}",
+        binding=f"{options.root or options.cwd}\0{profile}",
         elicitation_enabled=options.elicitation,
         elicitation_timeout=options.elicitation_timeout,
     )
+
+
+def run(
+    argv: Sequence[str],
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    stderr: TextIO,
+    environ: Mapping[str, str],
+    cwd: Path,
+) -> int:
+    """Serve MCP on ``stdin``/``stdout`` until end of input; returns the exit status.
+
+    Notes for the operator go to ``stderr``; logging is the caller's to configure.
+    """
+    options = parse_options(argv, environ, cwd)
+    for arg in options.ignored:
+        print(f"engram-mcp: ignoring unknown option {arg}", file=stderr)
+    if options.show_help or options.show_version:
+        print(USAGE if options.show_help else f"engram-mcp {__version__}", file=stderr)
+        return 0
+    with contextlib.ExitStack() as resources:
+        serve(build_dispatcher(options, resources), stdin, stdout)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -51,14 +84,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(
         stream=sys.stderr,
         level=os.environ.get("ENGRAM_LOG_LEVEL", "WARNING").upper(),
-        format="engram-mcp: %(levelname)s %(message)s",
+        format=LOG_FORMAT,
     )
-    options = parse_options(sys.argv[1:] if argv is None else argv)
-    for arg in options.ignored:
-        print(f"engram-mcp: ignoring unknown option {arg}", file=sys.stderr)
-    if options.show_help or options.show_version:
-        print(USAGE if options.show_help else f"engram-mcp {__version__}", file=sys.stderr)
-        sys.exit(0)
+    args = sys.argv[1:] if argv is None else argv
     protocol_out = claim_stdout()
-    serve(build_dispatcher(options), sys.stdin.buffer, protocol_out)
-    sys.exit(0)
+    sys.exit(run(args, sys.stdin.buffer, protocol_out, sys.stderr, os.environ, Path.cwd()))

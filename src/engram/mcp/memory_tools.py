@@ -11,11 +11,12 @@ opened by the first call, not at start-up.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import ContractError, TrustedContextUnavailable
 from engram.host.profile import HostProfile, load_profile
@@ -24,6 +25,9 @@ from engram.memory.binding import MEMORY_TOOLS, tool_name
 from engram.memory.envelope import failure, new_audit_id
 from engram.memory.gate import Confirmer, Operation
 from engram.memory.schemas import OUTPUT_SCHEMAS, input_schema
+
+if TYPE_CHECKING:  # the engine is imported by the first call, off the start-up path
+    from engram.host.runtime import HostMemory
 
 __all__ = ["MemoryTools", "memory_tools"]
 
@@ -52,20 +56,32 @@ _DESCRIPTIONS = {
 
 
 class MemoryTools:
-    """The profile, and the engine opened on first use."""
+    """The profile, and the engine opened on first use.
+
+    A context manager: leaving it closes the store, if it was opened.
+    """
 
     def __init__(self, profile: HostProfile) -> None:
         self.profile = profile
-        self._memory: Any = None
+        self._memory: HostMemory | None = None
         self._lock = threading.Lock()
 
-    def memory(self) -> Any:
+    def memory(self) -> HostMemory:
         with self._lock:
             if self._memory is None:
                 from engram.host.runtime import open_memory
 
                 self._memory = open_memory(self.profile)
             return self._memory
+
+    def __enter__(self) -> MemoryTools:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
 
     def handler(self, short: str) -> Callable[[Mapping[str, Any], CallContext], ToolResult]:
         def handle(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:
@@ -113,8 +129,9 @@ def _untrusted(arguments: Mapping[str, Any], context: CallContext) -> ToolResult
     raise TrustedContextUnavailable()
 
 
-def memory_tools(profile_path: Path | None) -> Iterator[Tool]:
-    """The memory tools a server with this profile path offers."""
+def memory_tools(profile_path: Path | None, resources: contextlib.ExitStack) -> Iterator[Tool]:
+    """The memory tools a server with this profile path offers (their store, once
+    opened, is closed with ``resources``)."""
     if profile_path is None:
         return
     try:
@@ -125,7 +142,7 @@ def memory_tools(profile_path: Path | None) -> Iterator[Tool]:
         return
     if not profile.enabled:
         return
-    tools = MemoryTools(profile)
+    tools = resources.enter_context(MemoryTools(profile))
     for short in MEMORY_TOOLS:
         if short in profile.grants:
             described = _DESCRIPTIONS[short]

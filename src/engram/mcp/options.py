@@ -8,9 +8,11 @@ ignored with a note on stderr rather than refused (mcp-server.txt).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from engram.project.layout import global_root
 
 __all__ = ["USAGE", "ServerOptions", "parse_options"]
 
@@ -32,8 +34,15 @@ ENGRAM_LOG_LEVEL (default WARNING; logs go to stderr).
 
 @dataclass(frozen=True)
 class ServerOptions:
-    """What the operator asked of this server process."""
+    """What the operator asked of this server process.
 
+    ``cwd`` is the directory the server was started in (the project is found from it
+    when ``root`` is not given); ``global_dir`` is the user's global memory folder,
+    read from the environment once, here.
+    """
+
+    cwd: Path = field(default_factory=Path.cwd)
+    global_dir: Path = field(default_factory=global_root)
     always_load: bool = False
     elicitation: bool = True
     host_profile: Path | None = None
@@ -44,12 +53,18 @@ class ServerOptions:
     ignored: tuple[str, ...] = field(default_factory=tuple)
 
 
-def parse_options(argv: Sequence[str], environ: dict[str, str] | None = None) -> ServerOptions:
-    """Parse arguments; unknown ones are collected in ``ignored``, never fatal."""
+def parse_options(
+    argv: Sequence[str], environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> ServerOptions:
+    """Parse arguments; unknown ones are collected in ``ignored``, never fatal.
+
+    Relative paths are taken from ``cwd`` (the process's working directory by default).
+    """
     env = os.environ if environ is None else environ
+    here = Path.cwd() if cwd is None else cwd
     flags = {"always_load": False, "elicitation": True, "show_help": False, "show_version": False}
     paths: dict[str, Path | None] = {
-        "host_profile": Path(env["ENGRAM_HOST_PROFILE"])
+        "host_profile": here / env["ENGRAM_HOST_PROFILE"]
         if env.get("ENGRAM_HOST_PROFILE")
         else None,
         "root": None,
@@ -70,7 +85,7 @@ def parse_options(argv: Sequence[str], environ: dict[str, str] | None = None) ->
         elif name in ("--host-profile", "--root"):
             value = inline if has_value else (args.pop(0) if args else "")
             if value:
-                paths[name[2:].replace("-", "_")] = Path(value)
+                paths[name[2:].replace("-", "_")] = here / value
             else:
                 ignored.append(arg)
         else:
@@ -82,6 +97,8 @@ def parse_options(argv: Sequence[str], environ: dict[str, str] | None = None) ->
         elicitation_timeout = 60.0
         ignored.append(f"ENGRAM_ELICITATION_TIMEOUT_S={timeout}")
     return ServerOptions(
+        cwd=here,
+        global_dir=global_root(env),
         elicitation_timeout=elicitation_timeout,
         always_load=flags["always_load"],
         elicitation=flags["elicitation"],

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import ProjectError
 from engram.mcp.options import ServerOptions
 from engram.mcp.project_schemas import CONTRACT_VERSION, ENVELOPE_OUTPUT, INPUT
 from engram.mcp.tools import CallContext, Tool, ToolResult
 
+if TYPE_CHECKING:  # the domain is imported by the first call, off the start-up path
+    from engram.project.workspace import ProjectMemory
+
 __all__ = ["ProjectTools", "envelope", "project_tools"]
 
-Handler = Callable[[Any, dict[str, Any], CallContext], ToolResult]
+Handler = Callable[["ProjectMemory", dict[str, Any], CallContext], ToolResult]
 
 _RELOAD = (
     "Re-run engram_load for your current task and replace the memory you loaded before: "
@@ -45,20 +47,33 @@ def envelope(
 
 
 class ProjectTools:
-    """The project the server serves, opened on first use (and re-found until it exists)."""
+    """The project the server serves, opened on first use (and re-found until it exists).
+
+    A context manager: leaving it closes the project's index and file watcher.
+    """
 
     def __init__(self, options: ServerOptions) -> None:
-        self.start = options.root or Path.cwd()
-        self._memory: Any = None
+        self.start = options.root or options.cwd
+        self.global_dir = options.global_dir
+        self._memory: ProjectMemory | None = None
         self._lock = threading.Lock()
 
-    def memory(self) -> Any:
+    def memory(self) -> ProjectMemory:
         from engram.compose import open_project
 
         with self._lock:
             if self._memory is None:
-                self._memory = open_project(self.start, watch=True)
+                self._memory = open_project(self.start, watch=True, global_dir=self.global_dir)
             return self._memory
+
+    def __enter__(self) -> ProjectTools:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
 
     def run(
         self, name: str, handler: Handler
@@ -86,7 +101,7 @@ class ProjectTools:
             return []
 
 
-def _diagnostics(memory: Any) -> list[dict[str, str]]:
+def _diagnostics(memory: ProjectMemory) -> list[dict[str, str]]:
     return [
         {
             "id": "memory.invalid",
@@ -107,7 +122,7 @@ def _validate(name: str, arguments: Mapping[str, Any]) -> None:
 # --- read tools ------------------------------------------------------------------------
 
 
-def _load(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def _load(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     result = memory.load(
         arguments.get("query"),
         memory_id=arguments.get("id"),
@@ -119,14 +134,14 @@ def _load(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolR
     return envelope(result.data(arguments.get("explain", False)), diagnostics=_diagnostics(memory))
 
 
-def _route(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def _route(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     query = arguments.get("query") or arguments["task"]
     entries = memory.route_entries(query)
     text = "\n".join(f"{e['id']} ({e['type']}, {e['how']})" for e in entries) or "no memory routes"
     return envelope({"entries": entries, "text": text}, diagnostics=_diagnostics(memory))
 
 
-def _search(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def _search(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     entries = memory.search(arguments["query"], arguments.get("limit", 10))
     text = "\n".join(f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in entries)
     return envelope(
@@ -134,7 +149,7 @@ def _search(memory: Any, arguments: dict[str, Any], context: CallContext) -> Too
     )
 
 
-def _verify(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def _verify(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     report = memory.verify(arguments.get("scope", "workspace"))
     bad = [entry for entry in report if entry["status"] != "ok"]
     text = "\n".join(f"{e['status']}: {e['path']}" for e in report) or "no memory files"
@@ -143,7 +158,7 @@ def _verify(memory: Any, arguments: dict[str, Any], context: CallContext) -> Too
     )
 
 
-def _status(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def _status(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     from engram import __version__
 
     status = {"version": __version__, **memory.status()}
@@ -159,7 +174,7 @@ def _status(memory: Any, arguments: dict[str, Any], context: CallContext) -> Too
 # --- configuration -----------------------------------------------------------------
 
 
-def _set_role(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def _set_role(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     roles = arguments["roles"] if "roles" in arguments else [arguments["role"]]
     config = memory.set_roles(roles)
     return envelope(
@@ -170,7 +185,9 @@ def _set_role(memory: Any, arguments: dict[str, Any], context: CallContext) -> T
     )
 
 
-def _set_rule_variant(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+def _set_rule_variant(
+    memory: ProjectMemory, arguments: dict[str, Any], context: CallContext
+) -> ToolResult:
     variant = arguments["variant"]
     if variant == "status":
         current = memory.config().rule_variant
@@ -185,7 +202,9 @@ def _set_rule_variant(memory: Any, arguments: dict[str, Any], context: CallConte
 
 
 def _dialog(name: str) -> Handler:
-    def handle(memory: Any, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    def handle(
+        memory: ProjectMemory, arguments: dict[str, Any], context: CallContext
+    ) -> ToolResult:
         from engram.mcp import approval_dialog
 
         result: ToolResult = getattr(approval_dialog, name)(memory, arguments, context)

@@ -227,3 +227,7 @@ class MemoryStore(Protocol):
     def finish_purge(self, owner: str, now_ms: int) -> dict[str, Any] | None:
         """Physical cleanup for one withdrawn or forgotten item (see ``purge``)."""
         ...
+
+    def close(self) -> None:
+        """Release the store's connections; nothing may use it afterwards."""
+        ...

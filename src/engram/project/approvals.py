@@ -67,7 +67,7 @@ def _hash(token: str) -> str:
 class Proposals:
     """The pending proposals of one workspace."""
 
-    def __init__(self, path: Path, workspace: str, clock: Any = None) -> None:
+    def __init__(self, path: Path, workspace: str, clock: Callable[[], int] | None = None) -> None:
         self.path = path
         self.workspace = hashlib.sha256(workspace.encode("utf-8")).hexdigest()
         self._now = clock or (lambda: int(time.time() * 1000))

@@ -44,6 +44,13 @@ class Catalog:
     def _existing_folders(self) -> set[Path]:
         return {f for layout in self.layouts for f in layout.memory_folders() if f.is_dir()}
 
+    def close(self) -> None:
+        """Stop following file changes (the index is its owner's to close)."""
+        if self._changes is not None:
+            self._changes.close()
+            self._changes = None
+        self._folders = set()
+
     def refresh(self) -> None:
         """Bring the index up to date with the files."""
         touched = self._changes.drain() if self._changes is not None else None

@@ -7,6 +7,7 @@ command finds the nearest enclosing root from the current directory upwards.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -90,18 +91,21 @@ def find_root(start: Path) -> Layout:
     raise NotInitialized(f"no {ENGRAM_DIR} in {current} or above")
 
 
-def global_root() -> Path:
-    """``ENGRAM_GLOBAL_DIR``, else ``$XDG_DATA_HOME/engram``, else ~/.local/share/engram."""
-    explicit = os.environ.get("ENGRAM_GLOBAL_DIR")
+def global_root(environ: Mapping[str, str] | None = None) -> Path:
+    """``ENGRAM_GLOBAL_DIR``, else ``$XDG_DATA_HOME/engram``, else ~/.local/share/engram
+    (in ``environ``, the process's environment by default)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("ENGRAM_GLOBAL_DIR")
     if explicit:
         return Path(explicit)
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    data = env.get("XDG_DATA_HOME") or str(home / ".local" / "share")
     return Path(data) / "engram"
 
 
-def global_layout() -> Layout:
+def global_layout(root: Path | None = None) -> Layout:
     """The user's global memory root (its folders are created on first write)."""
-    return Layout(global_root(), is_global=True)
+    return Layout(global_root() if root is None else root, is_global=True)
 
 
 def init_layout(root: Path) -> tuple[Layout, list[str]]:

@@ -47,6 +47,8 @@ class MemoryIndex(Protocol):
 
     def most_used(self, limit: int) -> list[str]: ...
 
+    def close(self) -> None: ...
+
 
 class ChangeSource(Protocol):
     """Paths changed since the last call, or ``None`` when everything must be rescanned."""

@@ -116,6 +116,11 @@ class ProjectMemory:
     def refresh(self) -> None:
         self.catalog.refresh()
 
+    def close(self) -> None:
+        """Stop following the files and close the index."""
+        self.catalog.close()
+        self.index.close()
+
     def problems(self) -> list[tuple[str, str]]:
         """Invalid memory files: ``(path, "line N: reason")``."""
         self.refresh()

@@ -1,7 +1,7 @@
-"""Helpers for driving the real ``engram-mcp`` over a temporary project.
+"""A temporary project with engram memory, and the servers and commands run in it.
 
 A :class:`Project` is a directory where ``engram init`` ran, with its own global
-memory folder (``ENGRAM_GLOBAL_DIR``) so that no test touches the user's.
+memory folder (``ENGRAM_GLOBAL_DIR``) so that nothing touches the user's.
 """
 
 from __future__ import annotations
@@ -10,37 +10,26 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engram.demo.client import MODERN_META, StdioClient
-from tests.conftest import StartServer
+from engram.testing.clients import InProcessClient, LineClient
 
-__all__ = [
-    "ELICIT_CAPS",
-    "ENGRAM",
-    "KEY",
-    "Project",
-    "call",
-    "elicit_meta",
-    "envelope",
-    "legacy_init",
-    "new_project",
-    "run_engram",
-]
+__all__ = ["ENGRAM", "Project", "StartServer", "new_project", "run_engram"]
 
+#: The ``engram`` command installed next to this interpreter.
 ENGRAM = Path(sys.executable).with_name("engram")
-#: An AWS-style access key id ("AKIA" + 16 upper-case letters and digits), built at
-#: run time so that the test source holds no literal credential.
-KEY = "AKIA" + "Q3ZT7XK2LMN4PW5R"
-ELICIT_CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
+
+#: Starts a server: ``(*args, cwd=..., env=...)`` → a client (in this process, or not).
+StartServer = Callable[..., LineClient]
 
 
 def run_engram(
-    *args: str, cwd: Path, env: dict[str, str], stdin: str = ""
+    *args: str, cwd: Path, env: Mapping[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    """Run the ``engram`` CLI installed next to this interpreter."""
+    """Run the installed ``engram`` command as a user would (``env`` added to ours)."""
     return subprocess.run(
         [str(ENGRAM), *args],
         cwd=cwd,
@@ -59,10 +48,11 @@ class Project:
 
     root: Path
     global_dir: Path
-    start_server: StartServer
+    start_server: StartServer = InProcessClient
 
     @property
     def env(self) -> dict[str, str]:
+        """The environment of everything run here: the private global folder, no profile."""
         return {"ENGRAM_GLOBAL_DIR": str(self.global_dir), "ENGRAM_HOST_PROFILE": ""}
 
     @property
@@ -73,11 +63,12 @@ class Project:
     def pending(self) -> Path:
         return self.base / "pending-approvals.json"
 
-    def start(self, *args: str, **env: str) -> StdioClient:
+    def start(self, *args: str, **env: str) -> LineClient:
         """``engram-mcp`` in this project (legacy calls work without ``initialize``)."""
         return self.start_server(*args, cwd=self.root, env={**self.env, **env})
 
     def engram(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        """The ``engram`` command, run in this project."""
         return run_engram(*args, cwd=self.root, env=self.env, stdin=stdin)
 
     def files(self) -> list[str]:
@@ -90,6 +81,7 @@ class Project:
         return sorted(found)
 
     def pending_proposals(self) -> dict[str, Any]:
+        """The proposals awaiting approval, by token digest."""
         if not self.pending.exists():
             return {}
         proposals: dict[str, Any] = json.loads(self.pending.read_text())["proposals"]
@@ -119,50 +111,12 @@ class Project:
         return path
 
 
-def new_project(root: Path, start_server: StartServer) -> Project:
-    """Run ``engram init`` in ``root`` (created) with a private global folder."""
+def new_project(root: Path, start_server: StartServer = InProcessClient) -> Project:
+    """``engram init`` in ``root`` (created), with a private global folder beside it."""
+    from engram.project.layout import init_layout
+
     root.mkdir(parents=True, exist_ok=True)
     global_dir = root.parent / f"{root.name}-global"
     global_dir.mkdir(exist_ok=True)
-    project = Project(root, global_dir, start_server)
-    subprocess.run(
-        [ENGRAM, "init"], cwd=root, env=_env(project), check=True, capture_output=True, timeout=60
-    )
-    return project
-
-
-def _env(project: Project) -> dict[str, str]:
-    return {**os.environ, **project.env}
-
-
-def call(client: StdioClient, name: str, arguments: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """``tools/call`` and its whole response."""
-    return client.request("tools/call", {"name": name, "arguments": arguments, **extra})
-
-
-def envelope(reply: dict[str, Any]) -> dict[str, Any]:
-    """The structured envelope of a tool result, after checking its JSON text copy."""
-    result = reply["result"]
-    [text] = result["content"]
-    assert text["type"] == "text"
-    assert json.loads(text["text"]) == result["structuredContent"]
-    structured: dict[str, Any] = result["structuredContent"]
-    assert result.get("isError", False) is (not structured["ok"])
-    return structured
-
-
-def legacy_init(
-    client: StdioClient, capabilities: dict[str, Any] | None = None, version: str = "2025-11-25"
-) -> None:
-    """The legacy handshake: ``initialize`` (answered with ``version``), then ``initialized``."""
-    reply = client.request(
-        "initialize", {"protocolVersion": version, "capabilities": capabilities or {}}
-    )
-    assert reply["result"]["protocolVersion"] == version
-    client.notify("notifications/initialized")
-
-
-def elicit_meta(elicitation: bool = True) -> dict[str, Any]:
-    """``_meta`` of a 2026-07-28 request, declaring form elicitation or not."""
-    capabilities = ELICIT_CAPS if elicitation else {}
-    return {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": capabilities}
+    init_layout(root)
+    return Project(root, global_dir, start_server)

@@ -1,0 +1,69 @@
+"""Test support for engram and for hosts that embed it (like ``structlog.testing``).
+
+- :mod:`engram.testing.clients`: line-level MCP clients over ``engram-mcp``, in this
+  process (:class:`InProcessClient`) or as a real subprocess (:class:`StdioClient`);
+  :func:`serve_lines` for one whole conversation.
+- :mod:`engram.testing.wire`: tool calls, result envelopes, the legacy handshake.
+- :mod:`engram.testing.governed`: a fake clock, bindings, valid capture arguments,
+  host profiles on disk.
+- :mod:`engram.testing.projects`: a temporary project with engram memory.
+
+Nothing here is imported by ``engram`` or ``engram-mcp`` themselves.
+"""
+
+from __future__ import annotations
+
+from engram.testing.clients import (
+    MODERN_META,
+    InProcessClient,
+    LineClient,
+    Served,
+    StdioClient,
+    serve_lines,
+    server_command,
+)
+from engram.testing.governed import (
+    DIGEST,
+    NOW,
+    PURPOSE,
+    Clock,
+    binding,
+    capture_args,
+    current_capture_args,
+    host_profile,
+    mutate,
+    now_ms,
+)
+from engram.testing.projects import ENGRAM, Project, StartServer, new_project, run_engram
+from engram.testing.wire import ELICIT_CAPS, call, elicit_meta, envelope, legacy_init, value
+
+__all__ = [
+    "DIGEST",
+    "ELICIT_CAPS",
+    "ENGRAM",
+    "MODERN_META",
+    "NOW",
+    "PURPOSE",
+    "Clock",
+    "InProcessClient",
+    "LineClient",
+    "Project",
+    "Served",
+    "StartServer",
+    "StdioClient",
+    "binding",
+    "call",
+    "capture_args",
+    "current_capture_args",
+    "elicit_meta",
+    "envelope",
+    "host_profile",
+    "legacy_init",
+    "mutate",
+    "new_project",
+    "now_ms",
+    "run_engram",
+    "serve_lines",
+    "server_command",
+    "value",
+]

@@ -1,0 +1,359 @@
+"""Line-level MCP clients: ``engram-mcp`` in this process, or as a real subprocess.
+
+Both speak raw newline-delimited JSON-RPC, so a test (or the demo) sees exactly
+what travels on the wire in either protocol era, and both have the same verbs:
+:meth:`~LineClient.request`, :meth:`~LineClient.notify`, :meth:`~LineClient.send`,
+:meth:`~LineClient.receive`, :meth:`~LineClient.close` and :attr:`~LineClient.stderr`.
+
+- :class:`InProcessClient` serves :func:`engram.mcp.main.run` on a thread of this
+  process over a pair of OS pipes: the same bytes, framing, reader loop, workers and
+  dispatcher as ``engram-mcp``, without a Python start-up per test.
+- :class:`StdioClient` spawns the installed ``engram-mcp`` (or another command): for
+  what only a real process shows (start-up, exit status, signals, stdout hygiene).
+
+Every wait is bounded by the client's ``timeout``.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import logging
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, BinaryIO, Self, cast
+
+__all__ = [
+    "MODERN_META",
+    "InProcessClient",
+    "LineClient",
+    "Served",
+    "StdioClient",
+    "Trace",
+    "serve_lines",
+    "server_command",
+]
+
+#: The ``_meta`` envelope of a 2026-07-28 request from a client with no capabilities.
+MODERN_META: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "engram-demo", "version": "1"},
+}
+
+ServerRequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
+Trace = Callable[[str, dict[str, Any] | bytes], None]
+
+
+def server_command() -> list[str]:
+    """The installed ``engram-mcp`` next to this interpreter, else ``python -m``."""
+    script = Path(sys.executable).with_name("engram-mcp")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("engram-mcp")
+    return [found] if found else [sys.executable, "-m", "engram.mcp"]
+
+
+class LineClient:
+    """Newline-delimited JSON-RPC over a server's input and output streams.
+
+    A subclass starts the server, hands its streams to :meth:`_attach`, and says in
+    :meth:`_finish` how the server ends.
+    """
+
+    timeout: float
+
+    def __init__(self, *, timeout: float, trace: Trace | None) -> None:
+        self.timeout = timeout
+        self._trace = trace
+        self._ids = itertools.count(1)
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._input: IO[bytes] | None = None
+        self._readers: list[threading.Thread] = []
+
+    def _attach(self, server_input: IO[bytes], server_output: IO[bytes]) -> None:
+        self._input = server_input
+        self._read_in_background(server_output, self._lines.put, end=lambda: self._lines.put(None))
+
+    def _read_in_background(
+        self, stream: IO[bytes], take: Callable[[bytes], None], end: Callable[[], None]
+    ) -> None:
+        def pump() -> None:
+            for line in stream:
+                take(line)
+            end()
+
+        reader = threading.Thread(target=pump, name="engram-client-reader", daemon=True)
+        self._readers.append(reader)
+        reader.start()
+
+    @property
+    def stderr(self) -> str:
+        """What the server wrote to stderr so far."""
+        raise NotImplementedError
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        """Write one line (a message, or raw bytes exactly as given)."""
+        assert self._input is not None
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        if self._trace is not None:
+            self._trace("->", message)
+        self._input.write(data + b"\n")
+        self._input.flush()
+
+    def receive(self) -> dict[str, Any]:
+        """The next message from the server."""
+        line = self._lines.get(timeout=self.timeout)
+        if line is None:
+            raise EOFError("engram-mcp closed its output")
+        message: dict[str, Any] = json.loads(line)
+        if self._trace is not None:
+            self._trace("<-", message)
+        return message
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        on_request: ServerRequestHandler | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and return its response, answering server requests meanwhile."""
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        while True:
+            reply = self.receive()
+            if "method" in reply and "id" in reply and on_request is not None:
+                self.send({"jsonrpc": "2.0", "id": reply["id"], "result": on_request(reply)})
+            elif reply.get("id") == request_id:
+                return reply
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+
+    def close_input(self) -> None:
+        """End the server's input (as a client that hangs up does)."""
+        if self._input is not None and not self._input.closed:
+            self._input.close()
+
+    def close(self) -> int:
+        """End the server's input, wait for it to finish; returns its exit status."""
+        self.close_input()
+        status = self._finish()
+        for reader in self._readers:
+            reader.join(self.timeout)
+        return status
+
+    def _finish(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is still serving."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Make sure the server is gone (after a test, whatever state it left)."""
+        if self.running:
+            self.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class StdioClient(LineClient):
+    """Spawns ``engram-mcp`` (or ``command``) and speaks to it on its stdin and stdout."""
+
+    def __init__(
+        self,
+        args: Sequence[str] = (),
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        trace: Trace | None = None,
+        command: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__(timeout=timeout, trace=trace)
+        self.process = subprocess.Popen(
+            [*(command or server_command()), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+        )
+        # Popen makes all three pipes when asked to (narrowing for the type checker).
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        assert self.process.stderr is not None
+        self._stderr = bytearray()
+        self._attach(self.process.stdin, self.process.stdout)
+        self._read_in_background(self.process.stderr, self._stderr.extend, end=lambda: None)
+
+    @property
+    def stderr(self) -> str:
+        return self._stderr.decode("utf-8", "replace")
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def _finish(self) -> int:
+        status = self.process.wait(timeout=self.timeout)
+        # The readers end at end of output; only then are their streams closed, so a
+        # reader is never left reading a closed file.
+        for reader in self._readers:
+            reader.join(self.timeout)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+        return status
+
+    def stop(self) -> None:
+        if self.running:
+            self.process.kill()
+        self.close()
+
+
+def _log_handler(stderr: io.StringIO, level: str) -> logging.Handler:
+    from engram.mcp.main import LOG_FORMAT
+
+    handler = logging.StreamHandler(stderr)
+    handler.setLevel(level.upper())
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    return handler
+
+
+class InProcessClient(LineClient):
+    """``engram-mcp`` served by :func:`engram.mcp.main.run` on a thread of this process.
+
+    ``args``, ``cwd`` and ``env`` mean what they mean to the command (``env`` is added
+    to this process's environment, which is not changed). While the client is open,
+    the records of the ``engram`` loggers at ``ENGRAM_LOG_LEVEL`` (WARNING) and above
+    are written to its :attr:`stderr` as the command writes them: those of every
+    server in this process, since loggers are shared. The server's input and output
+    are OS pipes, so a write blocks when the server is not reading, as on stdio.
+    """
+
+    def __init__(
+        self,
+        args: Sequence[str] = (),
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        trace: Trace | None = None,
+    ) -> None:
+        from engram.mcp.main import run
+
+        super().__init__(timeout=timeout, trace=trace)
+        environ = {**os.environ, **(env or {})}
+        to_server, from_client = _pipe()
+        to_client, from_server = _pipe()
+        self._stderr = io.StringIO()
+        self._status: int | None = None
+        self._log = _log_handler(self._stderr, environ.get("ENGRAM_LOG_LEVEL", "WARNING"))
+        logging.getLogger("engram").addHandler(self._log)
+
+        def serve() -> None:
+            try:
+                self._status = run(
+                    list(args), to_server, from_server, self._stderr, environ, cwd or Path.cwd()
+                )
+            finally:
+                from_server.close()  # the client's reader sees end of output
+                to_server.close()
+
+        self._server = threading.Thread(target=serve, name="engram-mcp-in-process", daemon=True)
+        self._server.start()
+        self._attach(from_client, to_client)
+
+    @property
+    def stderr(self) -> str:
+        return self._stderr.getvalue()
+
+    @property
+    def running(self) -> bool:
+        return self._server.is_alive()
+
+    def _finish(self) -> int:
+        self._server.join(self.timeout)
+        logging.getLogger("engram").removeHandler(self._log)
+        if self._server.is_alive():
+            raise TimeoutError(f"engram-mcp did not finish within {self.timeout} s")
+        if self._status is None:
+            raise RuntimeError("engram-mcp ended by an exception (see the test's output)")
+        return self._status
+
+
+def _pipe() -> tuple[BinaryIO, BinaryIO]:
+    """An OS pipe as (read end, write end) binary files."""
+    read_fd, write_fd = os.pipe()
+    return cast(BinaryIO, os.fdopen(read_fd, "rb")), cast(BinaryIO, os.fdopen(write_fd, "wb"))
+
+
+@dataclass(frozen=True)
+class Served:
+    """What one whole conversation with a server left: its output, stderr and status."""
+
+    stdout: bytes
+    stderr: str
+    status: int
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """Each line of output, parsed."""
+        return [json.loads(line) for line in self.stdout.splitlines()]
+
+
+def serve_lines(
+    lines: Sequence[bytes],
+    *args: str,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    in_process: bool = True,
+    timeout: float = 30.0,
+) -> Served:
+    """Feed whole lines to a fresh server, end its input, and return all it wrote.
+
+    In this process by default; ``in_process=False`` runs the real ``engram-mcp``.
+    """
+    data = b"".join(line + b"\n" for line in lines)
+    if not in_process:
+        done = subprocess.run(
+            [*server_command(), *args],
+            input=data,
+            capture_output=True,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            timeout=timeout,
+            check=False,
+        )
+        return Served(done.stdout, done.stderr.decode("utf-8", "replace"), done.returncode)
+    client = InProcessClient(args, cwd=cwd, env=env, timeout=timeout)
+    # The client's reader keeps whatever the server writes, so writing every line
+    # before reading any cannot deadlock.
+    assert client._input is not None
+    client._input.write(data)
+    status = client.close()
+    output = []
+    while (line := client._lines.get_nowait()) is not None:
+        output.append(line)
+    return Served(b"".join(output), client.stderr, status)

@@ -1,0 +1,62 @@
+"""What a client says and checks on the wire: tool calls, result envelopes, the legacy
+handshake and the 2026-07-28 request envelope."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engram.testing.clients import MODERN_META, LineClient
+
+__all__ = [
+    "ELICIT_CAPS",
+    "call",
+    "elicit_meta",
+    "envelope",
+    "legacy_init",
+    "value",
+]
+
+#: Client capabilities that declare form elicitation.
+ELICIT_CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
+
+
+def call(client: LineClient, name: str, arguments: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """``tools/call`` and its whole response (``extra`` joins the params, e.g. ``_meta``)."""
+    return client.request("tools/call", {"name": name, "arguments": arguments, **extra})
+
+
+def envelope(reply: dict[str, Any]) -> dict[str, Any]:
+    """The structured envelope of a tool result, after checking that the text copy is the
+    same JSON and that ``isError`` says what ``ok`` says."""
+    result = reply["result"]
+    [text] = result["content"]
+    assert text["type"] == "text"
+    assert json.loads(text["text"]) == result["structuredContent"]
+    structured: dict[str, Any] = result["structuredContent"]
+    assert result.get("isError", False) is (not structured["ok"])
+    return structured
+
+
+def value(reply: dict[str, Any]) -> Any:
+    """The ``output.value`` of a successful governed tool result."""
+    structured = envelope(reply)
+    assert structured["ok"] is True, structured
+    return structured["output"]["value"]
+
+
+def legacy_init(
+    client: LineClient, capabilities: dict[str, Any] | None = None, version: str = "2025-11-25"
+) -> None:
+    """The legacy handshake: ``initialize`` (answered with ``version``), then ``initialized``."""
+    reply = client.request(
+        "initialize", {"protocolVersion": version, "capabilities": capabilities or {}}
+    )
+    assert reply["result"]["protocolVersion"] == version
+    client.notify("notifications/initialized")
+
+
+def elicit_meta(elicitation: bool = True) -> dict[str, Any]:
+    """``_meta`` of a 2026-07-28 request, declaring form elicitation or not."""
+    capabilities = ELICIT_CAPS if elicitation else {}
+    return {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": capabilities}
