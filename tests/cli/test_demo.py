@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.e2e
 def test_demo_runs_every_part_and_exits_zero() -> None:
     engram = Path(sys.executable).with_name("engram")
     done = subprocess.run(

@@ -1,19 +1,15 @@
-"""Elicitation plumbing over real stdio, in both eras, with a tool that writes only
-after the human accepts."""
+"""Elicitation plumbing on the wire, in both eras, with a tool that writes only after
+the human accepts (served in this process by ``elicit_server``)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engram.testing import MODERN_META, LineClient, StdioClient, legacy_init
-
-SERVER = [sys.executable, str(Path(__file__).with_name("elicit_server.py"))]
-ELICIT_CAPS = {"elicitation": {"form": {}}}
-
+from engram.testing import ELICIT_CAPS, MODERN_META, InProcessClient, LineClient, legacy_init
+from tests.mcp import elicit_server
 
 #: The confirmation form of the elicit_server's ``confirm_write`` tool, and a yes to it.
 WRITE_FORM = {
@@ -35,7 +31,7 @@ def log(tmp_path: Path) -> Path:
 
 def _start(log: Path, *args: str, timeout: str = "60") -> LineClient:
     env = {"ELICIT_LOG": str(log), "ENGRAM_ELICITATION_TIMEOUT_S": timeout}
-    return StdioClient(args, cwd=log.parent, env=env, command=SERVER, timeout=20)
+    return InProcessClient(args, cwd=log.parent, env=env, serve=elicit_server.run, timeout=20)
 
 
 def _written(log: Path) -> list[str]:

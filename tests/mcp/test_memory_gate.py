@@ -240,6 +240,7 @@ async def _sdk_withdraw(params: StdioServerParameters, mode: str) -> Any:
     return asked, candidate, withdrawn.structured_content
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 def test_sdk_client_confirms_a_withdrawal_in_the_dialog(tmp_path: Path, mode: str) -> None:
     command = server_command()

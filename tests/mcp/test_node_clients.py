@@ -22,7 +22,7 @@ from engram.testing import server_command
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 ELICIT_SERVER = str(Path(__file__).with_name("elicit_server.py"))
 
-pytestmark = pytest.mark.node
+pytestmark = [pytest.mark.node, pytest.mark.e2e]
 
 
 @pytest.fixture(scope="module")

@@ -656,6 +656,7 @@ async def _sdk_save(
 SDK_MODES = ["legacy", "2026-07-28"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", SDK_MODES)
 def test_sdk_client_accepts_a_subset_in_the_dialog(project: Project, mode: str) -> None:
     answer = types.ElicitResult(action="accept", content={"candidates": ["1", "2"]})
@@ -676,6 +677,7 @@ def test_sdk_client_accepts_a_subset_in_the_dialog(project: Project, mode: str) 
     assert project.files() == sorted(FILES[:2])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", SDK_MODES)
 def test_sdk_client_decline_revokes_the_proposal(project: Project, mode: str) -> None:
     answer = types.ElicitResult(action="decline")
@@ -688,6 +690,7 @@ def test_sdk_client_decline_revokes_the_proposal(project: Project, mode: str) ->
     assert project.files() == []
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", SDK_MODES)
 def test_sdk_client_cancel_gets_the_token_flow(project: Project, mode: str) -> None:
     answer = types.ElicitResult(action="cancel")
@@ -896,6 +899,7 @@ async def _sdk_note(params: StdioServerParameters, mode: str) -> tuple[list[str]
     return asked, result
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", SDK_MODES)
 def test_sdk_client_says_yes_to_a_note(project: Project, mode: str) -> None:
     asked, result = anyio.run(_sdk_note, _sdk_params(project), mode)

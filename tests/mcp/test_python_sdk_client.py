@@ -19,6 +19,8 @@ from mcp import Client, StdioServerParameters, types
 from engram.project.layout import init_layout
 from engram.testing import server_command
 
+pytestmark = pytest.mark.e2e
+
 MODES = ["auto", "legacy", "2026-07-28"]
 ELICIT_SERVER = str(Path(__file__).with_name("elicit_server.py"))
 

@@ -29,12 +29,13 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Self, cast
+from typing import IO, Any, BinaryIO, Self, TextIO, cast
 
 __all__ = [
     "MODERN_META",
     "InProcessClient",
     "LineClient",
+    "Serve",
     "Served",
     "StdioClient",
     "Trace",
@@ -51,6 +52,9 @@ MODERN_META: dict[str, Any] = {
 
 ServerRequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 Trace = Callable[[str, dict[str, Any] | bytes], None]
+#: A whole server over a pair of streams, as :func:`engram.mcp.main.run`:
+#: ``(argv, stdin, stdout, stderr, environ, cwd) -> exit status``.
+Serve = Callable[[Sequence[str], BinaryIO, BinaryIO, TextIO, Mapping[str, str], Path], int]
 
 
 def server_command() -> list[str]:
@@ -250,6 +254,7 @@ class InProcessClient(LineClient):
     are written to its :attr:`stderr` as the command writes them: those of every
     server in this process, since loggers are shared. The server's input and output
     are OS pipes, so a write blocks when the server is not reading, as on stdio.
+    ``serve`` composes another server the same way (a test's own tool table).
     """
 
     def __init__(
@@ -260,10 +265,12 @@ class InProcessClient(LineClient):
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         trace: Trace | None = None,
+        serve: Serve | None = None,
     ) -> None:
         from engram.mcp.main import run
 
         super().__init__(timeout=timeout, trace=trace)
+        composed = run if serve is None else serve
         environ = {**os.environ, **(env or {})}
         to_server, from_client = _pipe()
         to_client, from_server = _pipe()
@@ -272,16 +279,16 @@ class InProcessClient(LineClient):
         self._log = _log_handler(self._stderr, environ.get("ENGRAM_LOG_LEVEL", "WARNING"))
         logging.getLogger("engram").addHandler(self._log)
 
-        def serve() -> None:
+        def serving() -> None:
             try:
-                self._status = run(
+                self._status = composed(
                     list(args), to_server, from_server, self._stderr, environ, cwd or Path.cwd()
                 )
             finally:
                 from_server.close()  # the client's reader sees end of output
                 to_server.close()
 
-        self._server = threading.Thread(target=serve, name="engram-mcp-in-process", daemon=True)
+        self._server = threading.Thread(target=serving, name="engram-mcp-in-process", daemon=True)
         self._server.start()
         self._attach(from_client, to_client)
 
