@@ -67,13 +67,13 @@ def _capture_args(text: str, key: str, **payload: Any) -> dict[str, Any]:
     return capture_args(text=text, key=key, purpose_ref=PURPOSE, **payload)
 
 
-def _call(profile: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _agent_call(profile: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """One agent call through the host runtime, as a server would make it."""
     return open_memory(profile).call(tool, arguments)
 
 
 def _value(profile: Path, tool: str, arguments: dict[str, Any]) -> Any:
-    envelope = _call(profile, tool, arguments)
+    envelope = _agent_call(profile, tool, arguments)
     assert envelope["ok"] is True, envelope
     return envelope["output"]["value"]
 
@@ -95,7 +95,7 @@ def _admit(profile: Path, text: str = TEXT, key: str = "cli-fact") -> str:
 
 
 def _get(profile: Path, record_id: str) -> dict[str, Any]:
-    return _call(profile, "get", {"record_id": record_id, "purpose_ref": PURPOSE})
+    return _agent_call(profile, "get", {"record_id": record_id, "purpose_ref": PURPOSE})
 
 
 def _forget_args(record_id: str, key: str = "cli-forget-key-0001") -> dict[str, Any]:
@@ -110,7 +110,7 @@ def _pending_json(profile: Path) -> dict[str, Any]:
 
 
 def _forget_through_the_host(profile: Path, record_id: str) -> dict[str, Any]:
-    assert _call(profile, "forget", _forget_args(record_id))["error"]["code"] == "gate_failed"
+    assert _agent_call(profile, "forget", _forget_args(record_id))["error"]["code"] == "gate_failed"
     [request] = _pending_json(profile)["confirmations"]
     assert _host("confirm", request["request_id"], "--host-profile", profile).exit_code == 0
     value: dict[str, Any] = _value(profile, "forget", _forget_args(record_id))
@@ -136,7 +136,7 @@ def test_pending_lists_the_request_a_gate_failed_forget_left(profile: Path) -> N
     record_id = _admit(profile)
     before = _now()
 
-    refused = _call(profile, "forget", _forget_args(record_id))
+    refused = _agent_call(profile, "forget", _forget_args(record_id))
 
     assert refused["ok"] is False
     assert refused["error"] == {
@@ -172,7 +172,7 @@ def test_pending_lists_the_request_a_gate_failed_forget_left(profile: Path) -> N
 
 def test_confirm_approves_the_request_and_the_agents_retry_forgets(profile: Path) -> None:
     record_id = _admit(profile)
-    _call(profile, "forget", _forget_args(record_id))
+    _agent_call(profile, "forget", _forget_args(record_id))
     [request] = _pending_json(profile)["confirmations"]
 
     confirmed = _host("confirm", request["request_id"], "--host-profile", profile)
@@ -198,7 +198,7 @@ def test_confirm_of_an_unknown_request_exits_1_with_an_engram_message(profile: P
 
 def test_confirm_of_a_request_already_approved_exits_1(profile: Path) -> None:
     record_id = _admit(profile)
-    _call(profile, "forget", _forget_args(record_id))
+    _agent_call(profile, "forget", _forget_args(record_id))
     [request] = _pending_json(profile)["confirmations"]
     assert _host("confirm", request["request_id"], "--host-profile", profile).exit_code == 0
 

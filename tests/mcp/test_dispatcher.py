@@ -35,7 +35,7 @@ def _dispatcher(structured: Mapping[str, Any]) -> Dispatcher:
     return Dispatcher(identity=identity, tools=ToolTable([tool]))
 
 
-def _call(dispatcher: Dispatcher, connection: Connection | None = None) -> bytes | None:
+def _dispatch(dispatcher: Dispatcher, connection: Connection | None = None) -> bytes | None:
     request = Request(7, "tools/call", {"name": "answer", "arguments": {"note": SECRET}})
     return dispatcher.handle(request, connection or Connection(lambda message: None))
 
@@ -52,14 +52,14 @@ def test_an_answer_that_cannot_be_serialized_is_an_internal_error_with_the_reque
     caplog: pytest.LogCaptureFixture, structured: dict[str, Any], failure: str
 ) -> None:
     with caplog.at_level("ERROR", logger="engram.mcp"):
-        assert _call(_dispatcher(structured)) == INTERNAL_ERROR
+        assert _dispatch(_dispatcher(structured)) == INTERNAL_ERROR
     [record] = caplog.records
     assert record.getMessage().splitlines()[0] == f"internal error in tools/call: {failure}"
     assert SECRET not in caplog.text
 
 
 def test_a_lone_surrogate_in_a_tool_result_travels_as_its_escape() -> None:
-    line = _call(_dispatcher({"note": "\ud800"}))
+    line = _dispatch(_dispatcher({"note": "\ud800"}))
     assert line == (
         b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":'
         b'"{\\"note\\":\\"\\ud800\\",\\"dialog\\":false}"}],'
@@ -77,7 +77,7 @@ def test_the_server_may_ask_only_between_initialized_and_the_next_initialize() -
 
     def dialog_after(step: Request | Notification) -> bool:
         dispatcher.handle(step, connection)
-        line = _call(dispatcher, connection)
+        line = _dispatch(dispatcher, connection)
         assert line is not None
         return bool(json.loads(line)["result"]["structuredContent"]["dialog"])
 

@@ -38,7 +38,7 @@ def _written(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def _call(note: str = "n1") -> dict[str, Any]:
+def _write_request(note: str = "n1") -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": 50,
@@ -59,7 +59,7 @@ def test_legacy_elicitation_is_a_form_request_and_other_requests_are_served_mean
 ) -> None:
     with _start(log) as client:
         legacy_init(client, ELICIT_CAPS)
-        client.send(_call())
+        client.send(_write_request())
         ask = client.receive()
         assert ask == {
             "jsonrpc": "2.0",
@@ -93,7 +93,7 @@ def test_legacy_anything_but_an_accepting_answer_writes_nothing(
 ) -> None:
     with _start(log) as client:
         legacy_init(client, ELICIT_CAPS)
-        client.send(_call())
+        client.send(_write_request())
         ask = client.receive()
         client.send({"jsonrpc": "2.0", "id": ask["id"], **reply})
         assert _outcome(client.receive()) == outcome
@@ -103,7 +103,7 @@ def test_legacy_anything_but_an_accepting_answer_writes_nothing(
 def test_legacy_timeout_cancels_the_dialog_and_writes_nothing(log: Path) -> None:
     with _start(log, timeout="0.3") as client:
         legacy_init(client, ELICIT_CAPS)
-        client.send(_call())
+        client.send(_write_request())
         assert client.receive()["method"] == "elicitation/create"
         assert client.receive() == {
             "jsonrpc": "2.0",
@@ -120,7 +120,7 @@ def test_legacy_timeout_cancels_the_dialog_and_writes_nothing(log: Path) -> None
 def test_legacy_client_without_the_capability_is_never_asked(log: Path) -> None:
     with _start(log) as client:
         legacy_init(client, {"elicitation": {"url": {}}})
-        client.send(_call())
+        client.send(_write_request())
         assert _outcome(client.receive()) == "no-dialog"
 
 
@@ -128,10 +128,10 @@ def test_legacy_client_is_asked_only_after_its_initialized_notification(log: Pat
     with _start(log) as client:
         params = {"protocolVersion": "2025-11-25", "capabilities": ELICIT_CAPS}
         client.request("initialize", params)
-        client.send(_call())
+        client.send(_write_request())
         assert _outcome(client.receive()) == "no-dialog"
         client.notify("notifications/initialized")
-        client.send(_call("n2"))
+        client.send(_write_request("n2"))
         assert client.receive()["method"] == "elicitation/create"
     assert _written(log) == []
 
@@ -140,7 +140,7 @@ def test_legacy_client_is_asked_only_after_its_initialized_notification(log: Pat
 def test_legacy_versions_without_elicitation_are_never_asked(log: Path, version: str) -> None:
     with _start(log) as client:
         legacy_init(client, {"elicitation": {}}, version)
-        client.send(_call())
+        client.send(_write_request())
         assert _outcome(client.receive()) == "no-dialog"
     assert _written(log) == []
 
@@ -148,7 +148,7 @@ def test_legacy_versions_without_elicitation_are_never_asked(log: Path, version:
 def test_a_2025_06_18_dialog_is_asked_without_the_mode_that_version_lacks(log: Path) -> None:
     with _start(log) as client:
         legacy_init(client, {"elicitation": {}}, "2025-06-18")
-        client.send(_call())
+        client.send(_write_request())
         assert client.receive() == {
             "jsonrpc": "2.0",
             "id": "engram-1",
@@ -166,7 +166,7 @@ def test_a_2025_06_18_dialog_is_asked_without_the_mode_that_version_lacks(log: P
 def test_no_elicitation_option_disables_the_dialog_in_both_eras(log: Path) -> None:
     with _start(log, "--no-elicitation") as client:
         legacy_init(client, ELICIT_CAPS)
-        client.send(_call())
+        client.send(_write_request())
         assert _outcome(client.receive()) == "no-dialog"
         meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": ELICIT_CAPS}
         reply = client.request(
@@ -181,7 +181,7 @@ def test_end_of_input_while_a_dialog_is_open_exits_promptly_and_writes_nothing(
 ) -> None:
     client = _start(log)
     legacy_init(client, ELICIT_CAPS)
-    client.send(_call())
+    client.send(_write_request())
     assert client.receive()["method"] == "elicitation/create"
     assert client.close() == 0
     assert _written(log) == []

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import secrets
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,29 +17,36 @@ from typing import Any
 import pytest
 
 from engram.crypto.keyfiles import load_keyring
-from engram.host.setup import init_host, keys_for_store
+from engram.host.setup import keys_for_store
 from engram.mcp.options import ServerOptions
 from engram.mcp.project_tools import ProjectTools, project_tools
 from engram.memory.binding import MEMORY_TOOLS, Scope, tool_name
 from engram.memory.engine import MemoryEngine
 from engram.memory.maintenance import Maintenance
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from engram.testing import MODERN_META, LineClient, StartServer, capture_args
+from engram.testing import (
+    ELICIT_CAPS,
+    MODERN_META,
+    PURPOSE,
+    LineClient,
+    StartServer,
+    current_capture_args,
+    host_profile,
+    legacy_init,
+)
+from engram.testing.isolation import (
+    QUERY,
+    TEXTS,
+    error_code,
+    probe_arguments,
+    unknown_like,
+    without_audit_id,
+)
 
-PURPOSE = "purpose:release-engineering"
-REASON = "reason:obsolete"
-QUERY = "releases runbook"
 BINDINGS = {
     "a1": ("tenant-a", "ws-1", "alice"),
     "a2": ("tenant-a", "ws-2", "alice"),
     "b1": ("tenant-b", "ws-1", "bob"),
-}
-TEXTS = {
-    "record": "Tenant A ships releases through the blue-green runbook.",
-    "second": "Tenant A signs releases with the hardware-key runbook.",
-    "tombstoned": "Tenant A once published releases from the legacy runbook.",
-    "pending": "Tenant A drafts releases with a pending runbook.",
-    "withdrawn": "Tenant A withdrew this releases runbook draft.",
 }
 HOST_ONLY = (
     "backup",
@@ -100,44 +105,16 @@ class Shared:
     own: dict[str, set[str]] = field(default_factory=dict)
 
 
-def _code(envelope: dict[str, Any]) -> str:
-    return str(envelope["error"]["code"]) if envelope["ok"] is False else "ok"
-
-
-def _without_audit_id(envelope: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in envelope.items() if k != "auditId"}, sort_keys=True)
-
-
-def _unknown_like(known: str) -> str:
-    prefix, body = known.split("_", 1)
-    return prefix + "_" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz234567") for _ in body)
-
-
-def _arguments(tool: str, target: str, key: str = "probe.key.00000001") -> dict[str, Any]:
-    if tool == "get":
-        return {"record_id": target, "purpose_ref": PURPOSE}
-    arguments = {
-        "record_id" if tool == "forget" else "candidate_id": target,
-        "idempotency_key": key,
-    }
-    if tool in ("withdraw", "forget"):
-        arguments["reason_ref"] = REASON
-    return arguments
-
-
 def _own_texts(name: str) -> tuple[str, str]:
     return f"{name} documents releases.", f"{name} audits releases."
 
 
 def _capture(host: Host, text: str, key: str) -> str:
-    arguments = capture_args(text=text, key=key)
-    # The servers run on the real clock: make the record current now.
-    arguments["payload"]["valid_time"] = {"t": int(time.time() * 1000) - 60_000}
-    return str(host.value("capture", arguments)["candidate_id"])
+    return str(host.value("capture", current_capture_args(text, key))["candidate_id"])
 
 
 def _admit(host: Host, candidate: str, key: str) -> str:
-    outcome = host.value("request_admission", _arguments("request_admission", candidate, key))
+    outcome = host.value("request_admission", probe_arguments("request_admission", candidate, key))
     assert outcome["outcome"]["status"] == "accepted", outcome
     return str(outcome["outcome"]["record_id"])
 
@@ -166,21 +143,11 @@ def hosts(start_server: StartServer, tmp_path: Path) -> Iterator[Shared]:
     store = tmp_path / "shared" / "memory.db"
     started: dict[str, Host] = {}
     for name, (tenant, workspace, principal) in BINDINGS.items():
-        profile = init_host(
-            tmp_path / name,
-            tenant=tenant,
-            workspace=workspace,
-            principal=principal,
-            purpose=PURPOSE,
-            grants=["all"],
-            store=store,
+        profile = host_profile(
+            tmp_path / name, tenant=tenant, workspace=workspace, principal=principal, store=store
         )
         server = start_server("--host-profile", str(profile))
-        server.request(
-            "initialize",
-            {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}}},
-        )
-        server.notify("notifications/initialized")
+        legacy_init(server, ELICIT_CAPS)
         started[name] = Host(server, Scope(tenant, workspace))
     inspector = SqliteMemoryStore(store)
     yield Shared(started, MemoryEngine(inspector, load_keyring(keys_for_store(store))))
@@ -199,10 +166,12 @@ def shared(hosts: Shared) -> Shared:
     )
     gone = _capture(a1, TEXTS["tombstoned"], "alice.gone.capture0001")
     ids["tombstoned"] = _admit(a1, gone, "alice.gone.admission01")
-    a1.value("forget", _arguments("forget", ids["tombstoned"], keys["forget"]), approve=True)
+    a1.value("forget", probe_arguments("forget", ids["tombstoned"], keys["forget"]), approve=True)
     ids["pending"] = _capture(a1, TEXTS["pending"], "alice.pending.capture1")
     ids["withdrawn"] = _capture(a1, TEXTS["withdrawn"], "alice.withdrawn.capt1")
-    a1.value("withdraw", _arguments("withdraw", ids["withdrawn"], keys["withdraw"]), approve=True)
+    a1.value(
+        "withdraw", probe_arguments("withdraw", ids["withdrawn"], keys["withdraw"]), approve=True
+    )
     assert [dialog["method"] for dialog in a1.dialogs] == ["elicitation/create"] * 2  # live
     hosts.own["a1"] = {*ids.values(), gone}
     for name in ("a2", "b1"):
@@ -238,21 +207,21 @@ def test_foreign_ids_over_the_wire_are_the_not_found_of_ids_that_never_existed(
     host, heads = shared.hosts[prober], _heads(shared)
     for tool, role, owner_key in PROBES:
         target = shared.ids[role]
-        arguments = _arguments(
+        arguments = probe_arguments(
             tool, target, shared.keys[owner_key] if owner_key else "probe.key.00000001"
         )
         unknown = {
             **arguments,
-            next(k for k in arguments if k.endswith("_id")): _unknown_like(target),
+            next(k for k in arguments if k.endswith("_id")): unknown_like(target),
         }
         foreign, baseline = host.call(tool, arguments), host.call(tool, unknown)
-        assert _code(foreign) == "NOT_FOUND", (tool, role, foreign)
-        assert _without_audit_id(foreign) == _without_audit_id(baseline), (tool, role)
+        assert error_code(foreign) == "NOT_FOUND", (tool, role, foreign)
+        assert without_audit_id(foreign) == without_audit_id(baseline), (tool, role)
     assert host.dialogs == []
     assert _open_confirmations(shared) == []
     assert _heads(shared) == heads
     # Alice still has everything the probes named.
-    got = shared.hosts["a1"].value("get", _arguments("get", shared.ids["record"]))
+    got = shared.hosts["a1"].value("get", probe_arguments("get", shared.ids["record"]))
     assert got["record"]["record_id"] == shared.ids["record"]
 
 
@@ -267,12 +236,12 @@ def test_foreign_withdraw_and_forget_finish_as_not_found_where_a_dialog_would_be
 ) -> None:
     heads = _heads(shared)
     # Control: alice's own forget reaches the gate and asks for a dialog.
-    own = _modern(shared.hosts["a1"], "forget", _arguments("forget", shared.ids["second"]))
+    own = _modern(shared.hosts["a1"], "forget", probe_arguments("forget", shared.ids["second"]))
     assert own["resultType"] == "input_required"
     for prober in ("a2", "b1"):
         host = shared.hosts[prober]
         for tool, role in (("forget", "record"), ("withdraw", "pending")):
-            result = _modern(host, tool, _arguments(tool, shared.ids[role]))
+            result = _modern(host, tool, probe_arguments(tool, shared.ids[role]))
             assert result["resultType"] == "complete"
             assert result["structuredContent"]["error"]["code"] == "NOT_FOUND"
     assert _open_confirmations(shared) == []
@@ -323,10 +292,10 @@ def test_a_page_cursor_from_another_servers_scope_is_stale_page(hosts: Shared) -
         for name, host in hosts.hosts.items()
     }
     for name, host in hosts.hosts.items():
-        assert _code(_search(host, limit=1, page_cursor=cursors[name])) == "ok"
+        assert error_code(_search(host, limit=1, page_cursor=cursors[name])) == "ok"
         for other, cursor in cursors.items():
             if other != name:
-                assert _code(_search(host, limit=1, page_cursor=cursor)) == "STALE_PAGE"
+                assert error_code(_search(host, limit=1, page_cursor=cursor)) == "STALE_PAGE"
 
 
 # --- what the servers expose -----------------------------------------------------------

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,47 +14,32 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
 
-from engram.host.setup import init_host
 from engram.testing import (
     MODERN_META,
+    PURPOSE,
     LineClient,
     StartServer,
+    call,
     capture_args,
+    current_capture_args,
+    host_profile,
     legacy_init,
     server_command,
+    value,
 )
 
-PURPOSE = "purpose:release-engineering"
 SECRET_TEXT = "Rotation runbook: deploy keys live in the vault, never in the repo."
 
 
 def _profile(tmp_path: Path) -> Path:
-    return init_host(
-        tmp_path / "host",
-        tenant="t",
-        workspace="w",
-        principal="alice",
-        purpose=PURPOSE,
-        grants=["all"],
-    )
-
-
-def _call(server: LineClient, name: str, arguments: dict[str, Any], **extra: Any) -> Any:
-    return server.request("tools/call", {"name": name, "arguments": arguments, **extra})
-
-
-def _value(reply: dict[str, Any]) -> Any:
-    envelope = reply["result"]["structuredContent"]
-    assert envelope["ok"] is True, envelope
-    return envelope["output"]["value"]
+    return host_profile(tmp_path / "host", tenant="t", workspace="w")
 
 
 def _admit(server: LineClient, key: str = "r1") -> str:
-    arguments = capture_args(text=SECRET_TEXT, key=f"{key}.capture-000001")
-    arguments["payload"]["valid_time"] = {"t": int(time.time() * 1000) - 60_000}
-    candidate = _value(_call(server, "engram_memory_capture", arguments))["candidate_id"]
-    admitted = _value(
-        _call(
+    arguments = current_capture_args(text=SECRET_TEXT, key=f"{key}.capture-000001")
+    candidate = value(call(server, "engram_memory_capture", arguments))["candidate_id"]
+    admitted = value(
+        call(
             server,
             "engram_memory_request_admission",
             {"candidate_id": candidate, "idempotency_key": f"{key}.admission-0001"},
@@ -117,10 +101,10 @@ def test_legacy_dialog_shows_operation_target_and_reason_never_memory_text(
             "result": {"action": "accept", "content": {"approve": True}},
         }
     )
-    value = _value(server.receive())
-    assert value["receipt"]["to_state"] == "tombstoned"
-    assert value["projection_invalidation"] == "complete"
-    assert value["coverage_receipt_digest"].startswith("sha256:")
+    forgotten = value(server.receive())
+    assert forgotten["receipt"]["to_state"] == "tombstoned"
+    assert forgotten["projection_invalidation"] == "complete"
+    assert forgotten["coverage_receipt_digest"].startswith("sha256:")
 
 
 @pytest.mark.parametrize(
@@ -152,7 +136,7 @@ def test_legacy_dialog_anything_but_approval_executes_nothing(
     assert reply["isError"] is True
     assert reply["structuredContent"]["error"]["code"] == "gate_failed"
     assert _pending(profile) == []
-    got = _call(server, "engram_memory_get", {"record_id": record, "purpose_ref": PURPOSE})
+    got = call(server, "engram_memory_get", {"record_id": record, "purpose_ref": PURPOSE})
     assert got["result"]["structuredContent"]["ok"] is True
 
 
@@ -162,7 +146,7 @@ def test_modern_dialog_is_an_input_required_round_trip(
     server = start_server("--host-profile", str(_profile(tmp_path)))
     record = _admit(server)
     meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
-    first = _call(server, "engram_memory_forget", _forget(record), _meta=meta)["result"]
+    first = call(server, "engram_memory_forget", _forget(record), _meta=meta)["result"]
     assert first["resultType"] == "input_required"
     request = first["inputRequests"]["confirm"]
     assert request["method"] == "elicitation/create"
@@ -170,7 +154,7 @@ def test_modern_dialog_is_an_input_required_round_trip(
         f"An agent asks to forget {record} (reason: reason:obsolete)."
     )
     answer = {"confirm": {"action": "accept", "content": {"approve": True}}}
-    final = _call(
+    final = call(
         server,
         "engram_memory_forget",
         _forget(record),
@@ -189,7 +173,7 @@ def test_without_a_dialog_the_host_confirms_and_the_agent_retries(
     server = start_server("--host-profile", str(profile))
     legacy_init(server, {})
     record = _admit(server)
-    refused = _call(server, "engram_memory_forget", _forget(record))["result"]
+    refused = call(server, "engram_memory_forget", _forget(record))["result"]
     assert refused["structuredContent"]["error"]["code"] == "gate_failed"
     [request] = _pending(profile)
     assert (request["tool"], request["target"], request["reason"]) == (
@@ -210,12 +194,12 @@ def test_without_a_dialog_the_host_confirms_and_the_agent_retries(
         capture_output=True,
         timeout=60,
     )
-    value = _value(_call(server, "engram_memory_forget", _forget(record)))
-    assert value["receipt"]["to_state"] == "tombstoned"
-    search = _call(
+    forgotten = value(call(server, "engram_memory_forget", _forget(record)))
+    assert forgotten["receipt"]["to_state"] == "tombstoned"
+    search = call(
         server, "engram_memory_search", {"query": "rotation runbook", "purpose_ref": PURPOSE}
     )
-    assert _value(search)["records"] == []
+    assert value(search)["records"] == []
 
 
 async def _sdk_withdraw(params: StdioServerParameters, mode: str) -> Any:
@@ -252,9 +236,9 @@ def test_sdk_client_confirms_a_withdrawal_in_the_dialog(tmp_path: Path, mode: st
     )
     asked, candidate, envelope = anyio.run(_sdk_withdraw, params, mode)
     assert asked == [f"An agent asks to withdraw {candidate} (reason: reason:mistake)."]
-    value = envelope["output"]["value"]
-    assert (value["receipt"]["from_state"], value["receipt"]["to_state"]) == (
+    withdrawn = envelope["output"]["value"]
+    assert (withdrawn["receipt"]["from_state"], withdrawn["receipt"]["to_state"]) == (
         "pending",
         "withdrawn",
     )
-    assert value["key_destruction"] == "complete"
+    assert withdrawn["key_destruction"] == "complete"

@@ -31,7 +31,6 @@ from engram.crypto.keyfiles import load_keyring
 from engram.errors import ContractError
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_memory
-from engram.host.setup import init_host
 from engram.memory.engine import MemoryEngine
 from engram.memory.maintenance import Maintenance
 from engram.memory.purge import coverage_receipt
@@ -39,7 +38,7 @@ from engram.memory.schemas import OUTPUT_SCHEMAS
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from engram.testing import NOW, PURPOSE, Clock, binding, capture_args
+from engram.testing import NOW, PURPOSE, Clock, binding, capture_args, host_profile
 from tests.memory.conftest import Memory
 from tests.memory.conftest import open_memory as open_test_memory
 
@@ -649,15 +648,7 @@ def test_a_sweep_of_one_scope_neither_counts_nor_finishes_another_scopes_purge(
 
 
 def _profile(tmp_path: Path, name: str = "host", **options: Any) -> Path:
-    return init_host(
-        tmp_path / name,
-        tenant="tenant-a",
-        workspace="ws-1",
-        principal="alice",
-        purpose=PURPOSE,
-        grants=["all"],
-        **options,
-    )
+    return host_profile(tmp_path / name, **options)
 
 
 def test_opening_memory_expires_records_whose_instant_passed(tmp_path: Path) -> None:

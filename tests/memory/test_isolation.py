@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,14 @@ from engram.memory.gate import Operation
 from engram.memory.maintenance import Maintenance
 from engram.memory.settings import HostPolicy
 from engram.testing import PURPOSE, Clock, binding, capture_args
+from engram.testing.isolation import (
+    QUERY,
+    TEXTS,
+    error_code,
+    probe_arguments,
+    unknown_like,
+    without_audit_id,
+)
 from tests.memory.conftest import Memory, open_memory
 
 ALICE_A1 = binding("tenant-a", "ws-1", "alice")
@@ -33,15 +40,6 @@ SCOPES = (ALICE_A1.scope, ALICE_A2.scope, ALICE_B1.scope)
 OTHER_SCOPES = (ALICE_A2, ALICE_B1, CAROL_B1)
 OTHER_PRINCIPALS = (*OTHER_SCOPES, BOB_A1)
 
-QUERY = "releases runbook"
-REASON = "reason:obsolete"
-TEXTS = {
-    "record": "Tenant A ships releases through the blue-green runbook.",
-    "second": "Tenant A signs releases with the hardware-key runbook.",
-    "tombstoned": "Tenant A once published releases from the legacy runbook.",
-    "pending": "Tenant A drafts releases with a pending runbook.",
-    "withdrawn": "Tenant A withdrew this releases runbook draft.",
-}
 OWN_TEXTS = {
     ALICE_A2.scope: (
         "Workspace two documents releases in its runbook.",
@@ -79,36 +77,14 @@ def _ok(memory: Memory, tool: str, arguments: dict[str, Any], who: Binding) -> A
     return envelope["output"]["value"]
 
 
-def _code(envelope: dict[str, Any]) -> str:
-    return str(envelope["error"]["code"]) if envelope["ok"] is False else "ok"
-
-
-def _without_audit_id(envelope: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in envelope.items() if k != "auditId"}, sort_keys=True)
-
-
-def _unknown_like(known: str) -> str:
-    """A syntactically valid id of the same shape that never existed."""
-    prefix, body = known.split("_", 1)
-    return prefix + "_" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz234567") for _ in body)
-
-
-def _arguments(tool: str, target: str, key: str = "probe.key.00000001") -> dict[str, Any]:
-    if tool == "get":
-        return {"record_id": target, "purpose_ref": PURPOSE}
-    field = "record_id" if tool == "forget" else "candidate_id"
-    arguments = {field: target, "idempotency_key": key}
-    if tool in ("withdraw", "forget"):
-        arguments["reason_ref"] = REASON
-    return arguments
-
-
 def _capture(memory: Memory, who: Binding, text: str, key: str) -> str:
     return str(_ok(memory, "capture", capture_args(text=text, key=key), who)["candidate_id"])
 
 
 def _admit(memory: Memory, who: Binding, candidate: str, key: str) -> str:
-    outcome = _ok(memory, "request_admission", _arguments("request_admission", candidate, key), who)
+    outcome = _ok(
+        memory, "request_admission", probe_arguments("request_admission", candidate, key), who
+    )
     assert outcome["outcome"]["status"] == "accepted", outcome
     return str(outcome["outcome"]["record_id"])
 
@@ -157,10 +133,15 @@ def _build_world(memory: Memory) -> World:
     ids["second"] = _admit(memory, ALICE_A1, second, "alice.second.admission1")
     gone = _capture(memory, ALICE_A1, TEXTS["tombstoned"], "alice.gone.capture0001")
     ids["tombstoned"] = _admit(memory, ALICE_A1, gone, "alice.gone.admission01")
-    _ok(memory, "forget", _arguments("forget", ids["tombstoned"], keys["forget"]), ALICE_A1)
+    _ok(memory, "forget", probe_arguments("forget", ids["tombstoned"], keys["forget"]), ALICE_A1)
     ids["pending"] = _capture(memory, ALICE_A1, TEXTS["pending"], "alice.pending.capture1")
     ids["withdrawn"] = _capture(memory, ALICE_A1, TEXTS["withdrawn"], "alice.withdrawn.capt1")
-    _ok(memory, "withdraw", _arguments("withdraw", ids["withdrawn"], keys["withdraw"]), ALICE_A1)
+    _ok(
+        memory,
+        "withdraw",
+        probe_arguments("withdraw", ids["withdrawn"], keys["withdraw"]),
+        ALICE_A1,
+    )
     by_scope = {ALICE_A1.scope: {*ids.values(), second, gone}}
     texts_by_scope = {ALICE_A1.scope: set(TEXTS.values())}
     for who in (ALICE_A2, CAROL_B1):
@@ -185,12 +166,12 @@ def _assert_not_found_like_unknown(
     with or without a dialog, asking no human and changing nothing anywhere."""
     heads = _heads(memory)
     dialog = Dialog()
-    unknown = {**arguments, field: _unknown_like(arguments[field])}
+    unknown = {**arguments, field: unknown_like(arguments[field])}
     for confirm in (None, dialog):
         foreign = memory.engine.call(tool, arguments, who, confirm)
         baseline = memory.engine.call(tool, unknown, who, confirm)
-        assert _code(foreign) == "NOT_FOUND", foreign
-        assert _without_audit_id(foreign) == _without_audit_id(baseline)
+        assert error_code(foreign) == "NOT_FOUND", foreign
+        assert without_audit_id(foreign) == without_audit_id(baseline)
         assert foreign["auditId"] != baseline["auditId"]
     assert dialog.asked == []
     assert _open_confirmations(memory) == []
@@ -206,7 +187,7 @@ def _assert_not_found_like_unknown(
 def test_a_record_id_of_another_scope_is_the_not_found_of_an_id_that_never_existed(
     world: World, tool: str, target: str, who: Binding
 ) -> None:
-    arguments = _arguments(tool, world.ids[target])
+    arguments = probe_arguments(tool, world.ids[target])
     _assert_not_found_like_unknown(world.memory, tool, arguments, "record_id", who)
 
 
@@ -216,7 +197,7 @@ def test_a_record_id_of_another_scope_is_the_not_found_of_an_id_that_never_exist
 def test_a_candidate_id_of_another_scope_or_principal_is_the_not_found_of_an_unknown_id(
     world: World, tool: str, target: str, who: Binding
 ) -> None:
-    arguments = _arguments(tool, world.ids[target])
+    arguments = probe_arguments(tool, world.ids[target])
     _assert_not_found_like_unknown(world.memory, tool, arguments, "candidate_id", who)
 
 
@@ -226,7 +207,7 @@ def test_a_host_gated_admission_answers_not_found_for_anothers_candidate_before_
 ) -> None:
     gated = HostPolicy(confirm_tools=frozenset({"capture", "request_admission"}))
     world = _build_world(open_memory(tmp_path, clock, gated))
-    arguments = _arguments("request_admission", world.ids["pending"])
+    arguments = probe_arguments("request_admission", world.ids["pending"])
     _assert_not_found_like_unknown(
         world.memory, "request_admission", arguments, "candidate_id", who
     )
@@ -235,15 +216,19 @@ def test_a_host_gated_admission_answers_not_found_for_anothers_candidate_before_
 def test_the_owner_still_sees_and_acts_on_everything_the_probes_targeted(world: World) -> None:
     for who in OTHER_PRINCIPALS:
         for tool in ("request_admission", "withdraw"):
-            world.memory.engine.call(tool, _arguments(tool, world.ids["pending"]), who, _approve)
+            world.memory.engine.call(
+                tool, probe_arguments(tool, world.ids["pending"]), who, _approve
+            )
     for who in OTHER_SCOPES:  # bob shares alice's scope: her records are his to forget
-        world.memory.engine.call("forget", _arguments("forget", world.ids["record"]), who, _approve)
-    got = world.memory.value("get", _arguments("get", world.ids["record"]), ALICE_A1)
+        world.memory.engine.call(
+            "forget", probe_arguments("forget", world.ids["record"]), who, _approve
+        )
+    got = world.memory.value("get", probe_arguments("get", world.ids["record"]), ALICE_A1)
     assert got["record"]["record_id"] == world.ids["record"]
     admitted = _ok(
         world.memory,
         "request_admission",
-        _arguments("request_admission", world.ids["pending"], "alice.pending.admission"),
+        probe_arguments("request_admission", world.ids["pending"], "alice.pending.admission"),
         ALICE_A1,
     )
     assert admitted["outcome"]["status"] == "accepted"
@@ -288,7 +273,7 @@ def test_search_receipts_cursors_and_digests_hold_no_foreign_id(world: World, wh
     for _ in range(3):
         extra = {"page_cursor": cursor} if cursor else {}
         envelope = _search(world.memory, who, limit=1, **extra)
-        assert _code(envelope) == "ok", envelope
+        assert error_code(envelope) == "ok", envelope
         assert _leaks(envelope, world.foreign_to(who)) == []
         cursor = envelope["output"]["value"].get("next_page_cursor")
         if cursor is None:
@@ -301,11 +286,11 @@ def test_a_page_cursor_from_another_scope_or_principal_is_stale_page(
 ) -> None:
     alices = _search(world.memory, ALICE_A1, limit=1)["output"]["value"]["next_page_cursor"]
     own = _search(world.memory, who, limit=1)["output"]["value"]["next_page_cursor"]
-    assert _code(_search(world.memory, who, limit=1, page_cursor=alices)) == "STALE_PAGE"
-    assert _code(_search(world.memory, ALICE_A1, limit=1, page_cursor=own)) == "STALE_PAGE"
+    assert error_code(_search(world.memory, who, limit=1, page_cursor=alices)) == "STALE_PAGE"
+    assert error_code(_search(world.memory, ALICE_A1, limit=1, page_cursor=own)) == "STALE_PAGE"
     # Each cursor still works for the one it was given to.
-    assert _code(_search(world.memory, who, limit=1, page_cursor=own)) == "ok"
-    assert _code(_search(world.memory, ALICE_A1, limit=1, page_cursor=alices)) == "ok"
+    assert error_code(_search(world.memory, who, limit=1, page_cursor=own)) == "ok"
+    assert error_code(_search(world.memory, ALICE_A1, limit=1, page_cursor=alices)) == "ok"
 
 
 @pytest.mark.parametrize("who", [ALICE_A2, ALICE_B1], ids=_who)
@@ -320,7 +305,7 @@ def test_a_page_cursor_from_another_scope_with_the_same_history_is_stale_page(
     theirs = _search(memory, who, limit=1)["output"]["value"]
     assert alices["rank_receipt"]["snapshot"] == theirs["rank_receipt"]["snapshot"]
     stale = _search(memory, who, limit=1, page_cursor=alices["next_page_cursor"])
-    assert _code(stale) == "STALE_PAGE"
+    assert error_code(stale) == "STALE_PAGE"
 
 
 # --- idempotency keys -------------------------------------------------------------
@@ -346,7 +331,7 @@ def test_one_capture_key_used_by_two_principals_gives_two_independent_candidates
 def test_replaying_anothers_exact_admission_request_is_not_found_never_their_outcome(
     world: World, who: Binding
 ) -> None:
-    arguments = _arguments("request_admission", world.ids["accepted"], world.keys["admit"])
+    arguments = probe_arguments("request_admission", world.ids["accepted"], world.keys["admit"])
     _assert_not_found_like_unknown(
         world.memory, "request_admission", arguments, "candidate_id", who
     )
@@ -361,7 +346,7 @@ def test_replaying_anothers_exact_admission_request_is_not_found_never_their_out
 def test_replaying_anothers_exact_withdrawal_is_not_found_and_the_key_stays_free(
     world: World, who: Binding
 ) -> None:
-    arguments = _arguments("withdraw", world.ids["withdrawn"], world.keys["withdraw"])
+    arguments = probe_arguments("withdraw", world.ids["withdrawn"], world.keys["withdraw"])
     _assert_not_found_like_unknown(world.memory, "withdraw", arguments, "candidate_id", who)
     own = _capture(world.memory, who, "My own draft to withdraw.", "own.capture.key.000002")
     value = _ok(world.memory, "withdraw", {**arguments, "candidate_id": own}, who)
@@ -373,7 +358,7 @@ def test_replaying_anothers_exact_withdrawal_is_not_found_and_the_key_stays_free
 def test_replaying_anothers_exact_forget_is_not_found_and_the_key_stays_free(
     world: World, who: Binding
 ) -> None:
-    arguments = _arguments("forget", world.ids["tombstoned"], world.keys["forget"])
+    arguments = probe_arguments("forget", world.ids["tombstoned"], world.keys["forget"])
     _assert_not_found_like_unknown(world.memory, "forget", arguments, "record_id", who)
     own = _admit(
         world.memory,
@@ -391,18 +376,18 @@ def test_replaying_anothers_exact_forget_is_not_found_and_the_key_stays_free(
 
 def test_a_host_approval_for_one_principal_is_never_consumed_by_another(world: World) -> None:
     memory = world.memory
-    arguments = _arguments("forget", world.ids["record"], "forget.key.0000001")
-    assert _code(memory.call("forget", arguments, ALICE_A1)) == "gate_failed"
+    arguments = probe_arguments("forget", world.ids["record"], "forget.key.0000001")
+    assert error_code(memory.call("forget", arguments, ALICE_A1)) == "gate_failed"
     [request] = Maintenance(memory.engine, ALICE_A1.scope).pending().confirmations
     Maintenance(memory.engine, ALICE_A1.scope).confirm(request.request_id)
-    assert _code(memory.call("forget", arguments, BOB_A1)) == "gate_failed"
-    assert _code(memory.call("forget", arguments, ALICE_A1)) == "ok"
+    assert error_code(memory.call("forget", arguments, BOB_A1)) == "gate_failed"
+    assert error_code(memory.call("forget", arguments, ALICE_A1)) == "ok"
 
 
 def test_host_maintenance_of_one_scope_never_reaches_another_scopes_items(world: World) -> None:
     memory = world.memory
-    waiting = memory.call("forget", _arguments("forget", world.ids["record"]), ALICE_A1)
-    assert _code(waiting) == "gate_failed"
+    waiting = memory.call("forget", probe_arguments("forget", world.ids["record"]), ALICE_A1)
+    assert error_code(waiting) == "gate_failed"
     [request] = Maintenance(memory.engine, ALICE_A1.scope).pending().confirmations
     heads = _heads(memory)
     for scope in (ALICE_A2.scope, ALICE_B1.scope):
@@ -429,11 +414,16 @@ def _busy_tenant_a(memory: Memory, record_b: str) -> None:
             )
             record = _admit(memory, who, candidate, f"busy.{n}.admission.01")
             if n == 0:
-                _ok(memory, "forget", _arguments("forget", record, "busy.forget.key.01"), who)
+                _ok(memory, "forget", probe_arguments("forget", record, "busy.forget.key.01"), who)
         draft = _capture(memory, ALICE_A1, f"Tenant A draft {n} releases.", f"busy.{n}.draft.0001")
-        _ok(memory, "withdraw", _arguments("withdraw", draft, f"busy.{n}.withdraw.01"), ALICE_A1)
+        _ok(
+            memory,
+            "withdraw",
+            probe_arguments("withdraw", draft, f"busy.{n}.withdraw.01"),
+            ALICE_A1,
+        )
     for tool in ("get", "forget"):
-        memory.engine.call(tool, _arguments(tool, record_b), ALICE_A1, _approve)
+        memory.engine.call(tool, probe_arguments(tool, record_b), ALICE_A1, _approve)
 
 
 def test_tenant_b_journal_cursors_do_not_move_when_tenant_a_writes(memory: Memory) -> None:
@@ -444,15 +434,15 @@ def test_tenant_b_journal_cursors_do_not_move_when_tenant_a_writes(memory: Memor
     outcome = _ok(
         memory,
         "request_admission",
-        _arguments("request_admission", captured["candidate_id"], "b.admission.key.0001"),
+        probe_arguments("request_admission", captured["candidate_id"], "b.admission.key.0001"),
         CAROL_B1,
     )["outcome"]
     assert outcome["cursor"] == "2"
-    before = memory.call("get", _arguments("get", outcome["record_id"]), CAROL_B1)
+    before = memory.call("get", probe_arguments("get", outcome["record_id"]), CAROL_B1)
     _busy_tenant_a(memory, outcome["record_id"])
-    after = memory.call("get", _arguments("get", outcome["record_id"]), CAROL_B1)
+    after = memory.call("get", probe_arguments("get", outcome["record_id"]), CAROL_B1)
     assert after["output"]["value"]["read_receipt"]["validated_through_cursor"] == "2"
-    assert _without_audit_id(after) == _without_audit_id(before)
+    assert without_audit_id(after) == without_audit_id(before)
     again = memory.value(
         "capture", capture_args(text="B next.", key="b.capture.key.000002"), ALICE_B1
     )
@@ -475,7 +465,7 @@ def test_tenant_b_search_answers_are_unchanged_by_tenant_a_records_with_the_same
     _busy_tenant_a(memory, records[0])
     after = _search(memory, CAROL_B1, limit=1)
     # Same scores, same rank receipt (snapshot, counts), same cursor and digest.
-    assert _without_audit_id(after) == _without_audit_id(before)
+    assert without_audit_id(after) == without_audit_id(before)
     cursor = after["output"]["value"]["next_page_cursor"]
     second = _search(memory, CAROL_B1, limit=1, page_cursor=cursor)
     assert [packet["rank"] for packet in second["output"]["value"]["records"]] == [2]
@@ -492,20 +482,20 @@ def test_identical_content_in_two_scopes_is_admitted_in_each_as_its_own_record(
     for who, record in records.items():
         others = set(records.values()) - {record}
         for other in others:
-            assert _code(memory.call("get", _arguments("get", other), who)) == "NOT_FOUND"
+            assert error_code(memory.call("get", probe_arguments("get", other), who)) == "NOT_FOUND"
 
 
 def test_content_forgotten_in_one_scope_is_not_held_for_adjudication_in_another(
     memory: Memory,
 ) -> None:
     record = memory.admit("Forgotten only in tenant A.", "forgotten.a", ALICE_A1)
-    _ok(memory, "forget", _arguments("forget", record, "forget.key.0000001"), ALICE_A1)
+    _ok(memory, "forget", probe_arguments("forget", record, "forget.key.0000001"), ALICE_A1)
     for who in (ALICE_A2, ALICE_B1):
         candidate = _capture(memory, who, "Forgotten only in tenant A.", "again.capture.key.01")
         value = _ok(
             memory,
             "request_admission",
-            _arguments("request_admission", candidate, "again.admission.01"),
+            probe_arguments("request_admission", candidate, "again.admission.01"),
             who,
         )
         assert value["outcome"]["status"] == "accepted"
@@ -519,6 +509,6 @@ def test_tenant_and_workspace_names_holding_the_separator_never_share_a_scope(
     owner = binding("tenant-a\0ws-1", "x", "alice")
     prober = binding("tenant-a", "ws-1\0x", "alice")
     record = memory.admit("Only for the first pair.", "separator", owner)
-    got = memory.call("get", _arguments("get", record), prober)
-    assert _code(got) == "NOT_FOUND"
+    got = memory.call("get", probe_arguments("get", record), prober)
+    assert error_code(got) == "NOT_FOUND"
     assert _search(memory, prober, "first pair")["output"]["value"]["records"] == []

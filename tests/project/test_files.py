@@ -482,3 +482,23 @@ def test_the_index_file_can_be_deleted_and_is_rebuilt_from_the_files(layout: Lay
     assert (second.search("bluebird"), second.load("deploy main").text) == before
     assert layout.index.exists()
     second.index.close()
+
+
+# --- duplicates ----------------------------------------------------------------------
+
+
+def test_the_same_files_give_the_same_duplicate_winner_whatever_the_index_history(
+    layout: Layout,
+) -> None:
+    write_memory_file(layout, "dup", "knowledge", "Knowledge version")
+    first = open_project(layout.root)
+    first.refresh()
+    write_memory_file(layout, "dup", "rule", "Rule version")
+    first.refresh()
+    grown = first.load(memory_id="dup").text
+    first.index.close()
+    for suffix in ("", "-wal", "-shm"):
+        (layout.base / f"index.sqlite{suffix}").unlink(missing_ok=True)
+    rebuilt = open_project(layout.root).load(memory_id="dup").text
+    assert grown == rebuilt
+    assert "Rule version" in rebuilt  # rules/ comes before knowledge/ in folder order

@@ -491,3 +491,34 @@ def test_the_same_files_and_query_give_the_same_bytes_across_fresh_opens(
     assert first.search("deploy") == second.search("deploy")
     first.index.close()
     second.index.close()
+
+
+# --- relevance, the limit, roles ----------------------------------------------------
+
+
+def test_rules_that_match_only_weightless_words_do_not_crowd_out_relevant_memory(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    for number in range(8):
+        write_memory_file(layout, f"rule-{number}", "rule", f"The rule number {number} of the team")
+    write_memory_file(layout, "rollback-steps", "knowledge", "Rollback uses the previous tag")
+    result = memory.load("the rollback", explain=True)
+    assert result.selected_keys == ["rollback-steps"]
+    reasons = {entry["id"]: entry.get("reason") for entry in result.explain if not entry["chosen"]}
+    assert reasons == {f"rule-{number}": "low-relevance" for number in range(8)}
+
+
+def test_memories_cut_by_the_limit_are_omitted_for_budget(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    for number in range(10):
+        write_memory_file(layout, f"deploy-{number}", "knowledge", f"Deploy step {number}")
+    result = memory.load("deploy step", explain=True)
+    assert len(result.selected_keys) == 8
+    cut = [entry for entry in result.explain if not entry["chosen"]]
+    assert [entry["reason"] for entry in cut] == ["budget", "budget"]
+
+
+def test_roles_can_be_cleared(memory: ProjectMemory) -> None:
+    memory.set_roles(["backend"])
+    assert memory.set_roles([]).roles == ()

@@ -369,3 +369,27 @@ def test_two_candidates_with_the_same_id_never_both_get_written(
     ids = [entry["id"] for entry in outcome.written]
     assert len(ids) == len(set(ids))
     assert memory.problems() == []
+
+
+# --- what a write may replace ---------------------------------------------------------
+
+
+def test_an_add_never_overwrites_a_file_that_is_there(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    broken = layout.folder("rules") / "keep-the-changelog-current.md"
+    broken.write_text("not a memory file\n")
+    proposal = memory.propose([Candidate("rule", "Keep the changelog current")], "workspace")
+    outcome = memory.write(proposal, [1], human_approved=True)
+    assert outcome.written == []
+    assert [entry["reason"] for entry in outcome.deferred] == [
+        "a file with this id exists (invalid?)"
+    ]
+    assert broken.read_text() == "not a memory file\n"
+
+
+def test_a_note_cannot_be_updated_into_a_durable_memory(memory: ProjectMemory) -> None:
+    note = memory.note("The cache warms slowly", "", "knowledge", "workspace")
+    memory.write_note(note)
+    with pytest.raises(CandidateError, match="engram promote"):
+        memory.propose([Candidate("knowledge", "Warm it first", update=note.id)], "workspace")
