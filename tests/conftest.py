@@ -50,6 +50,22 @@ def _starter(kind: Callable[..., LineClient], cwd: Path) -> Iterator[StartServer
 
 
 @pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty home directory for the user the test plays."""
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty project directory (a repository without engram yet)."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
 def start_server(tmp_path: Path) -> Iterator[StartServer]:
     """Start ``engram-mcp`` in this process (``*args``, ``cwd=``, ``env=``); all are
     stopped after the test."""

@@ -17,18 +17,10 @@ SCRIPTS = Path(sys.executable).parent
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    monkeypatch.chdir(path)
-    return path
+def workspace(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The project directory, made the current one (as a user who cd'd into it)."""
+    monkeypatch.chdir(workspace)
+    return workspace
 
 
 @pytest.fixture

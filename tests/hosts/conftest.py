@@ -13,20 +13,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def env(home: Path, workspace: Path) -> HostEnv:
     """No engram on PATH: entries use the pinned absolute form of this interpreter."""
     return HostEnv.from_environ(workspace, {"HOME": str(home), "PATH": "/nonexistent"})

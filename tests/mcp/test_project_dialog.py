@@ -22,6 +22,7 @@ from engram.testing import (
     Project,
     StartServer,
     call,
+    data_of,
     elicit_meta,
     envelope,
     legacy_init,
@@ -104,14 +105,6 @@ NOTE_FORM = {
 
 def _until() -> str:
     return (dt.date.today() + dt.timedelta(days=7)).isoformat()
-
-
-def _data(reply: dict[str, Any]) -> dict[str, Any]:
-    assert "result" in reply, reply
-    body = envelope(reply)
-    assert body["ok"] is True, body
-    data: dict[str, Any] = body["data"]
-    return data
 
 
 def _error(reply: dict[str, Any]) -> dict[str, Any]:
@@ -244,7 +237,7 @@ def _wrote_1_and_3() -> dict[str, Any]:
 def test_accepting_a_subset_writes_exactly_those_without_a_token(project: Project) -> None:
     server = _legacy(project)
     ask = _ask(server, "engram_save_session", {"text": LINES})
-    data = _data(_answer(server, ask, **_accept(candidates=["1", "3"], scope="workspace")))
+    data = data_of(_answer(server, ask, **_accept(candidates=["1", "3"], scope="workspace")))
     assert data == _wrote_1_and_3()
     assert project.files() == sorted([FILES[0], FILES[2]])
     assert LONG_RULE in (project.base / FILES[0]).read_text()
@@ -260,7 +253,7 @@ def test_narrowing_scope_both_writes_only_the_chosen_scope(project: Project, nar
         "scope": "both",
     }
     ask = _ask(server, "engram_save", arguments)
-    data = _data(_answer(server, ask, **_accept(candidates=["1", "2"], scope=narrowed)))
+    data = data_of(_answer(server, ask, **_accept(candidates=["1", "2"], scope=narrowed)))
     prefix = "global:" if narrowed == "global" else ""
     assert [entry["file"] for entry in data["written"]] == [f"{prefix}{FILES[2]}"]
     assert project.files() == [f"{prefix}{FILES[2]}"]
@@ -269,7 +262,7 @@ def test_narrowing_scope_both_writes_only_the_chosen_scope(project: Project, nar
 def test_decline_writes_nothing_and_revokes_the_proposal(project: Project) -> None:
     server = _legacy(project)
     ask = _ask(server, "engram_save_session", {"text": LINES})
-    data = _data(_answer(server, ask, result={"action": "decline"}))
+    data = data_of(_answer(server, ask, result={"action": "decline"}))
     token = data.pop("revoked_approval_token")
     assert data == {
         "saved": False,
@@ -286,7 +279,7 @@ def _answer_outside_the_form(
 ) -> dict[str, Any]:
     """Answer the save dialog with ``content``: nothing is written, the proposal revoked."""
     ask = _ask(server, "engram_save_session", {"text": LINES})
-    data = _data(_answer(server, ask, **_accept(**content)))
+    data = data_of(_answer(server, ask, **_accept(**content)))
     assert data["saved"] is False
     assert data["text"].startswith("The human gave an answer outside the form")
     assert project.files() == []
@@ -339,13 +332,13 @@ def test_cancel_or_a_client_error_falls_back_to_the_token_flow(
 ) -> None:
     server = _legacy(project)
     ask = _ask(server, "engram_save_session", {"text": LINES})
-    data = _data(_answer(server, ask, **reply))
+    data = data_of(_answer(server, ask, **reply))
     assert data["text"].startswith("nothing was saved. Proposal (3 candidates):\n1. Verdict: ADD")
     assert data["saved"] is False
     assert project.files() == []
     token = data["approval_token"]
     assert data["text"].endswith(f"approval_token: {token} (single use, expires in 30 minutes)")
-    written = _data(call(server, "engram_commit", {"approval_token": token, "approve": [2]}))
+    written = data_of(call(server, "engram_commit", {"approval_token": token, "approve": [2]}))
     assert [entry["file"] for entry in written["written"]] == [FILES[1]]
     assert project.files() == [FILES[1]]
 
@@ -360,7 +353,7 @@ def test_a_legacy_dialog_timeout_falls_back_to_the_token_flow(project: Project) 
     }
     response = server.receive()
     assert response["id"] == CALL_ID
-    data = _data(response)
+    data = data_of(response)
     assert data["text"].startswith("nothing was saved. Proposal (3 candidates):")
     assert "approval_token" in data
     assert project.files() == []
@@ -391,7 +384,7 @@ def test_without_a_usable_dialog_save_keeps_the_plain_token_flow(
 ) -> None:
     server = project.start(*args)
     legacy_init(server, capabilities)
-    data = _data(_first_answer(server, "engram_save_session", {"text": LINES}))
+    data = data_of(_first_answer(server, "engram_save_session", {"text": LINES}))
     assert data["text"].startswith("Proposal (3 candidates):\n1. Verdict: ADD")
     assert data["verdicts"] == ["ADD", "ADD", "ADD"]
     assert len(data["approval_token"]) >= 22
@@ -401,7 +394,7 @@ def test_without_a_usable_dialog_save_keeps_the_plain_token_flow(
 def test_before_the_initialized_notification_save_keeps_the_token_flow(project: Project) -> None:
     server = project.start()
     server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": ELICIT_CAPS})
-    data = _data(_first_answer(server, "engram_save_session", {"text": LINES}))
+    data = data_of(_first_answer(server, "engram_save_session", {"text": LINES}))
     assert data["text"].startswith("Proposal (3 candidates):\n1. Verdict: ADD")
     assert "approval_token" in data
     server.notify("notifications/initialized")
@@ -416,10 +409,10 @@ def test_versions_before_elicitation_keep_the_token_flow_even_when_it_is_declare
 ) -> None:
     server = project.start()
     legacy_init(server, ELICIT_CAPS, version)
-    data = _data(_first_answer(server, "engram_save_session", {"text": LINES}))
+    data = data_of(_first_answer(server, "engram_save_session", {"text": LINES}))
     assert data["text"].startswith("Proposal (3 candidates):\n1. Verdict: ADD")
     assert data["verdicts"] == ["ADD", "ADD", "ADD"]
-    note = _data(_first_answer(server, "engram_note", NOTE))
+    note = data_of(_first_answer(server, "engram_note", NOTE))
     assert (note["saved"], note["id"]) == (False, NOTE_ID)
     assert "approval_token" in note
     assert project.files() == []
@@ -470,7 +463,7 @@ def test_a_2025_06_18_dialog_writes_exactly_the_ticked_candidates(project: Proje
     server = _legacy_2025_06_18(project)
     ask = _ask(server, "engram_save_session", {"text": LINES})
     ticks = {"candidate_1": True, "candidate_2": False, "candidate_3": True}
-    data = _data(_answer(server, ask, **_accept(**ticks, scope="workspace")))
+    data = data_of(_answer(server, ask, **_accept(**ticks, scope="workspace")))
     assert data == _wrote_1_and_3()
     assert project.files() == sorted([FILES[0], FILES[2]])
 
@@ -499,7 +492,7 @@ def test_a_2025_06_18_note_dialog_has_no_mode_and_yes_writes_the_note(project: P
         "message": f"Save the working note {NOTE_ID} (expires {_until()})?",
         "requestedSchema": NOTE_FORM,
     }
-    data = _data(_answer(server, ask, **_accept(save=True)))
+    data = data_of(_answer(server, ask, **_accept(save=True)))
     assert (data["saved"], data["id"]) == (True, NOTE_ID)
     assert _notes(project) == [f"{NOTE_ID}.md"]
 
@@ -508,7 +501,7 @@ def test_no_elicitation_option_keeps_the_token_flow_in_the_2026_era(project: Pro
     server = project.start("--no-elicitation")
     reply = call(server, "engram_save_session", {"text": LINES}, _meta=elicit_meta())
     assert reply["result"]["resultType"] == "complete"
-    data = _data(reply)
+    data = data_of(reply)
     assert data["text"].startswith("Proposal (3 candidates):")
     assert "approval_token" in data
 
@@ -559,7 +552,7 @@ def test_modern_dialog_is_input_required_then_the_retry_writes_the_selection(
     answer = {"action": "accept", "content": {"candidates": ["2"]}}
     reply = _retry(server, "engram_save_session", {"text": LINES}, state, "approve", answer)
     assert reply["result"]["resultType"] == "complete"
-    data = _data(reply)
+    data = data_of(reply)
     assert data["written"] == [{"number": 2, "verdict": "ADD", "id": IDS[1], "file": FILES[1]}]
     assert "approval_token" not in data
     assert project.files() == [FILES[1]]
@@ -580,7 +573,7 @@ def test_modern_decline_or_invalid_answer_revokes_the_proposal(
     server = project.start()
     state = _modern(server, "engram_save_session", {"text": LINES})["result"]["requestState"]
     reply = _retry(server, "engram_save_session", {"text": LINES}, state, "approve", answer)
-    data = _data(reply)
+    data = data_of(reply)
     assert data["saved"] is False
     assert project.files() == []
     _assert_commit_declined(server, data["revoked_approval_token"])
@@ -590,10 +583,12 @@ def test_modern_cancel_falls_back_to_the_token_flow(project: Project) -> None:
     server = project.start()
     state = _modern(server, "engram_save_session", {"text": LINES})["result"]["requestState"]
     answer = {"action": "cancel"}
-    data = _data(_retry(server, "engram_save_session", {"text": LINES}, state, "approve", answer))
+    data = data_of(_retry(server, "engram_save_session", {"text": LINES}, state, "approve", answer))
     assert data["text"].startswith("nothing was saved. Proposal (3 candidates):")
     assert project.files() == []
-    _data(call(server, "engram_commit", {"approval_token": data["approval_token"], "approve": [3]}))
+    data_of(
+        call(server, "engram_commit", {"approval_token": data["approval_token"], "approve": [3]})
+    )
     assert project.files() == [FILES[2]]
 
 
@@ -729,7 +724,7 @@ def test_legacy_note_dialog_yes_writes_a_working_note(project: Project) -> None:
         "message": f"Save the working note {NOTE_ID} (expires {_until()})?",
         "requestedSchema": NOTE_FORM,
     }
-    data = _data(_answer(server, ask, **_accept(save=True)))
+    data = data_of(_answer(server, ask, **_accept(save=True)))
     _assert_note_written(project, data, NOTE["objective"])
 
 
@@ -738,7 +733,7 @@ def test_a_global_note_dialog_yes_writes_it_to_the_global_working_folder(
 ) -> None:
     server = _legacy(project)
     ask = _ask(server, "engram_note", {**NOTE, "scope": "global"})
-    data = _data(_answer(server, ask, **_accept(save=True)))
+    data = data_of(_answer(server, ask, **_accept(save=True)))
     assert (data["saved"], data["file"]) == (True, f"global:working/{NOTE_ID}.md")
     assert _notes(project) == []
     assert [path.name for path in (project.global_dir / "working").glob("*.md")] == [
@@ -754,7 +749,7 @@ def test_modern_note_dialog_yes_writes_a_working_note(project: Project) -> None:
     assert _notes(project) == []
     answer = {"action": "accept", "content": {"save": True}}
     reply = _retry(server, "engram_note", NOTE, first["requestState"], "note", answer)
-    _assert_note_written(project, _data(reply), NOTE["objective"])
+    _assert_note_written(project, data_of(reply), NOTE["objective"])
 
 
 @pytest.mark.parametrize(
@@ -772,7 +767,7 @@ def test_legacy_note_anything_but_yes_writes_nothing(
 ) -> None:
     server = _legacy(project)
     ask = _ask(server, "engram_note", NOTE)
-    data = _data(_answer(server, ask, **reply))
+    data = data_of(_answer(server, ask, **reply))
     assert data["saved"] is False
     assert data["text"].startswith("nothing was saved")
     assert "approval_token" not in data
@@ -785,7 +780,7 @@ def test_legacy_note_dialog_timeout_writes_nothing(project: Project) -> None:
     assert server.receive()["method"] == "notifications/cancelled"
     response = server.receive()
     assert response["id"] == CALL_ID
-    data = _data(response)
+    data = data_of(response)
     assert (data["saved"], data["text"]) == (False, "nothing was saved: the dialog failed")
     server.send({"jsonrpc": "2.0", "id": ask["id"], **_accept(save=True)})
     assert server.request("ping")["result"] == {}
@@ -796,7 +791,7 @@ def test_legacy_note_dialog_timeout_writes_nothing(project: Project) -> None:
 def test_modern_note_decline_or_cancel_writes_nothing(project: Project, action: str) -> None:
     server = project.start()
     state = _modern(server, "engram_note", NOTE)["result"]["requestState"]
-    data = _data(_retry(server, "engram_note", NOTE, state, "note", {"action": action}))
+    data = data_of(_retry(server, "engram_note", NOTE, state, "note", {"action": action}))
     assert data["saved"] is False
     assert data["text"].startswith("nothing was saved")
     assert _notes(project) == []
@@ -804,7 +799,7 @@ def test_modern_note_decline_or_cancel_writes_nothing(project: Project, action: 
 
 def test_note_without_a_dialog_returns_a_token_and_commit_writes_it(project: Project) -> None:
     server = project.start()
-    data = _data(call(server, "engram_note", NOTE))
+    data = data_of(call(server, "engram_note", NOTE))
     token = data.pop("approval_token")
     assert data == {
         "id": NOTE_ID,
@@ -814,7 +809,7 @@ def test_note_without_a_dialog_returns_a_token_and_commit_writes_it(project: Pro
         f'engram_commit with approval_token {token} and approve: "all" once they agree.',
     }
     assert _notes(project) == []
-    written = _data(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
+    written = data_of(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
     entries = [(entry["id"], entry["file"]) for entry in written["written"]]
     assert entries == [(NOTE_ID, f"working/{NOTE_ID}.md")]
     fields = _frontmatter(project.base / "working" / f"{NOTE_ID}.md")
@@ -864,9 +859,9 @@ def test_a_note_through_the_token_flow_is_redacted_in_the_pending_file_too(
     project: Project,
 ) -> None:
     server = project.start()
-    data = _data(call(server, "engram_note", {"text": f"CI uploads with {KEY}"}))
+    data = data_of(call(server, "engram_note", {"text": f"CI uploads with {KEY}"}))
     assert KEY not in project.pending.read_text()
-    _data(
+    data_of(
         call(server, "engram_commit", {"approval_token": data["approval_token"], "approve": "all"})
     )
     [name] = _notes(project)

@@ -24,6 +24,7 @@ from engram.testing import (
     Project,
     StartServer,
     call,
+    data_of,
     envelope,
     legacy_init,
     new_project,
@@ -77,15 +78,6 @@ def _tools(server: LineClient, **params: Any) -> dict[str, dict[str, Any]]:
     return {tool["name"]: tool for tool in reply["result"]["tools"]}
 
 
-def _ok(reply: dict[str, Any]) -> dict[str, Any]:
-    """The ``data`` of a successful tool result."""
-    assert "result" in reply, reply
-    body = envelope(reply)
-    assert body["ok"] is True, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
 def _failed(reply: dict[str, Any]) -> dict[str, Any]:
     """The ``error`` of a failed tool result (``isError``, envelope without data)."""
     assert "result" in reply, reply
@@ -101,7 +93,7 @@ def _failed(reply: dict[str, Any]) -> dict[str, Any]:
 def _valid_call(server: LineClient, name: str) -> dict[str, Any]:
     """A successful call of ``name`` (a commit gets a fresh proposal's token first)."""
     if name == "engram_commit":
-        saved = _ok(call(server, "engram_save", VALID_ARGUMENTS["engram_save"]))
+        saved = data_of(call(server, "engram_save", VALID_ARGUMENTS["engram_save"]))
         return call(server, name, {"approval_token": saved["approval_token"], "approve": "all"})
     return call(server, name, VALID_ARGUMENTS[name])
 
@@ -185,7 +177,9 @@ def test_load_data_names_what_was_selected_packed_carded_and_omitted(project: Pr
     filler = " ".join(f"detail{n}" for n in range(60))
     for n in range(6):
         project.write_memory(f"deploy-step-{n}", "knowledge", f"Deploy step {n}: {filler}.")
-    data = _ok(call(project.start(), "engram_load", {"query": "deploy step", "budget_tokens": 250}))
+    data = data_of(
+        call(project.start(), "engram_load", {"query": "deploy step", "budget_tokens": 250})
+    )
     assert set(data) == {
         "selected_keys",
         "body_keys",
@@ -208,7 +202,9 @@ def test_load_data_names_what_was_selected_packed_carded_and_omitted(project: Pr
 def test_load_by_id_ignores_the_budget(project: Project) -> None:
     words = " ".join(f"word{n}" for n in range(400))
     project.write_memory("long-memory", "knowledge", words)
-    data = _ok(call(project.start(), "engram_load", {"id": "long-memory", "budget_tokens": 200}))
+    data = data_of(
+        call(project.start(), "engram_load", {"id": "long-memory", "budget_tokens": 200})
+    )
     assert data["text"].startswith("## Knowledge: Long memory [long-memory]\n")
     assert data == {
         "selected_keys": ["long-memory"],
@@ -236,7 +232,7 @@ def _seed_deploy_memories(project: Project) -> None:
 
 def test_search_entries_carry_id_type_scope_score_best_first(project: Project) -> None:
     _seed_deploy_memories(project)
-    entries = _ok(call(project.start(), "engram_search", {"query": "deploy"}))["entries"]
+    entries = data_of(call(project.start(), "engram_search", {"query": "deploy"}))["entries"]
     assert [(e["id"], e["type"], e["scope"]) for e in entries] == [
         ("deploy-pipeline", "knowledge", "workspace"),
         ("friday-freeze", "rule", "workspace"),
@@ -247,7 +243,7 @@ def test_search_entries_carry_id_type_scope_score_best_first(project: Project) -
 
 def test_route_entries_are_in_load_order_rules_first_not_by_score(project: Project) -> None:
     _seed_deploy_memories(project)
-    entries = _ok(call(project.start(), "engram_route", {"query": "deploy"}))["entries"]
+    entries = data_of(call(project.start(), "engram_route", {"query": "deploy"}))["entries"]
     assert [(e["id"], e["type"], e["scope"]) for e in entries] == [
         ("friday-freeze", "rule", "workspace"),
         ("deploy-pipeline", "knowledge", "workspace"),
@@ -301,7 +297,7 @@ def test_an_invalid_memory_file_is_reported_in_the_diagnostics_of_every_call(
 def test_an_error_result_also_reports_invalid_memory_files(project: Project) -> None:
     (project.base / BROKEN).write_text("not frontmatter at all\n")
     server = project.start()
-    _ok(call(server, "engram_status", {}))
+    data_of(call(server, "engram_status", {}))
     for name, arguments in [
         ("engram_load", {"id": "no-such-memory"}),
         ("engram_commit", {"approval_token": "t" * 32, "approve": "all"}),
@@ -327,7 +323,7 @@ def test_without_project_memory_tools_answer_not_initialized_until_init_runs(
     assert run_engram("init", cwd=bare, env=env).returncode == 0
     index = server.request("resources/read", {"uri": "engram://index"})["result"]["contents"]
     assert index[0]["text"] == "(no memories yet)\n"
-    status = _ok(call(server, "engram_status", {}))
+    status = data_of(call(server, "engram_status", {}))
     assert status["root"] == str(bare.resolve())
     assert status["healthy"] is True
     assert server.running
@@ -338,7 +334,7 @@ def test_without_project_memory_tools_answer_not_initialized_until_init_runs(
 
 def test_save_previews_with_a_verdict_line_and_writes_nothing(project: Project) -> None:
     before = project.files()
-    data = _ok(call(project.start(), "engram_save", VALID_ARGUMENTS["engram_save"]))
+    data = data_of(call(project.start(), "engram_save", VALID_ARGUMENTS["engram_save"]))
     token = data["approval_token"]
     assert data["saved"] is False
     assert data["verdicts"] == ["ADD"]
@@ -377,7 +373,7 @@ VERDICT_LINES = "\n".join(
 def test_every_candidate_carries_a_deterministic_verdict(project: Project) -> None:
     _seed_for_verdicts(project)
     server = project.start()
-    first = _ok(call(server, "engram_save_session", {"text": VERDICT_LINES}))
+    first = data_of(call(server, "engram_save_session", {"text": VERDICT_LINES}))
     assert first["verdicts"] == [
         "ADD",
         "NOOP duplicate of use-tabs-in-makefiles",
@@ -386,7 +382,7 @@ def test_every_candidate_carries_a_deterministic_verdict(project: Project) -> No
     ]
     lines = [line for line in first["preview"].splitlines() if "Verdict:" in line]
     assert lines == [f"{n}. Verdict: {v}" for n, v in enumerate(first["verdicts"], 1)]
-    again = _ok(call(server, "engram_save_session", {"text": VERDICT_LINES}))
+    again = data_of(call(server, "engram_save_session", {"text": VERDICT_LINES}))
     assert again["preview"] == first["preview"]
     assert again["approval_token"] != first["approval_token"]
 
@@ -395,8 +391,8 @@ def test_commit_with_numbers_writes_exactly_those_candidates(project: Project) -
     _seed_for_verdicts(project)
     server = project.start()
     before = project.files()
-    token = _ok(call(server, "engram_save_session", {"text": VERDICT_LINES}))["approval_token"]
-    data = _ok(call(server, "engram_commit", {"approval_token": token, "approve": [1]}))
+    token = data_of(call(server, "engram_save_session", {"text": VERDICT_LINES}))["approval_token"]
+    data = data_of(call(server, "engram_commit", {"approval_token": token, "approve": [1]}))
     skill = "bisect-flaky-tests-with-pytest-randomly-seeds"
     assert data["written"] == [
         {"number": 1, "verdict": "ADD", "id": skill, "file": f"skills/{skill}.md"}
@@ -415,8 +411,8 @@ def test_commit_all_writes_every_candidate_and_defers_a_duplicate(project: Proje
         "TYPE: rule | TEXT: Use tabs in Makefiles\n"
         "TYPE: knowledge | TEXT: The docs site builds with mkdocs | CONTEXT: since 2024"
     )
-    token = _ok(call(server, "engram_save_session", {"text": lines}))["approval_token"]
-    data = _ok(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
+    token = data_of(call(server, "engram_save_session", {"text": lines}))["approval_token"]
+    data = data_of(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
     assert data["written"] == [
         {
             "number": 1,
@@ -444,7 +440,7 @@ def test_commit_all_writes_every_candidate_and_defers_a_duplicate(project: Proje
         "rules/pin-ci-actions-to-a-commit.md",
         "rules/use-tabs-in-makefiles.md",
     ]
-    verified = _ok(call(server, "engram_verify", {}))
+    verified = data_of(call(server, "engram_verify", {}))
     assert [(f["path"], f["status"]) for f in verified["files"] if f["status"] == "ok"] == [
         ("knowledge/the-docs-site-builds-with-mkdocs.md", "ok"),
         ("rules/pin-ci-actions-to-a-commit.md", "ok"),
@@ -453,8 +449,8 @@ def test_commit_all_writes_every_candidate_and_defers_a_duplicate(project: Proje
 
 def test_a_token_works_once(project: Project) -> None:
     server = project.start()
-    token = _ok(call(server, "engram_save", VALID_ARGUMENTS["engram_save"]))["approval_token"]
-    _ok(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
+    token = data_of(call(server, "engram_save", VALID_ARGUMENTS["engram_save"]))["approval_token"]
+    data_of(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
     files = project.files()
     replay = _failed(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
     assert replay["code"] == "APPROVAL_INVALID"
@@ -465,7 +461,7 @@ def test_a_token_works_once(project: Project) -> None:
 
 def test_a_pending_candidate_edited_on_disk_fails_the_integrity_check(project: Project) -> None:
     server = project.start()
-    token = _ok(call(server, "engram_save", VALID_ARGUMENTS["engram_save"]))["approval_token"]
+    token = data_of(call(server, "engram_save", VALID_ARGUMENTS["engram_save"]))["approval_token"]
     stored = json.loads(project.pending.read_text())
     [entry] = stored["proposals"].values()
     entry["candidates"][0]["text"] = "Release tags need no signature"
@@ -481,8 +477,8 @@ def test_committing_an_update_rewrites_the_memory_and_later_calls_still_work(
     project.write_memory("staging-refresh", "knowledge", "Staging is refreshed at 2am.")
     server = project.start()
     lines = "TYPE: knowledge | TEXT: Staging is refreshed at 3am | UPDATE: staging-refresh"
-    token = _ok(call(server, "engram_save_session", {"text": lines}))["approval_token"]
-    data = _ok(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
+    token = data_of(call(server, "engram_save_session", {"text": lines}))["approval_token"]
+    data = data_of(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
     assert data["written"] == [
         {
             "number": 1,
@@ -494,24 +490,24 @@ def test_committing_an_update_rewrites_the_memory_and_later_calls_still_work(
     text = (project.base / "knowledge/staging-refresh.md").read_text()
     assert "revision: 2" in text
     assert "Staging is refreshed at 3am" in text
-    loaded = _ok(call(server, "engram_load", {"id": "staging-refresh"}))
+    loaded = data_of(call(server, "engram_load", {"id": "staging-refresh"}))
     assert "3am" in loaded["text"]
 
 
 def test_a_memory_edited_by_hand_is_seen_by_the_next_call(project: Project) -> None:
     path = project.write_memory("staging-refresh", "knowledge", "Staging is refreshed at 2am.")
     server = project.start()
-    assert _ok(call(server, "engram_search", {"query": "nightly"}))["entries"] == []
+    assert data_of(call(server, "engram_search", {"query": "nightly"}))["entries"] == []
     path.write_text(path.read_text().replace("at 2am", "nightly"))
-    found = _ok(call(server, "engram_search", {"query": "nightly"}))["entries"]
+    found = data_of(call(server, "engram_search", {"query": "nightly"}))["entries"]
     assert [entry["id"] for entry in found] == ["staging-refresh"]
 
 
 def test_saving_with_scope_both_writes_a_healthy_copy_in_each_scope(project: Project) -> None:
     server = project.start()
     arguments = {"text": "Pin every CI action to a commit SHA", "type": "rule", "scope": "both"}
-    token = _ok(call(server, "engram_save", arguments))["approval_token"]
-    _ok(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
+    token = data_of(call(server, "engram_save", arguments))["approval_token"]
+    data_of(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
     assert project.files() == [
         "global:rules/pin-every-ci-action-to-a-commit-sha.md",
         "rules/pin-every-ci-action-to-a-commit-sha.md",
@@ -528,12 +524,12 @@ def test_set_role_updates_the_configuration_and_asks_for_a_reload(project: Proje
     project.write_memory("css-modules", "knowledge", "Deploy CSS as modules.", role=["frontend"])
     project.write_memory("api-versioning", "knowledge", "Deploy the API behind /v2.")
     server = project.start()
-    before = _ok(call(server, "engram_load", {"query": "deploy"}))["selected_keys"]
+    before = data_of(call(server, "engram_load", {"query": "deploy"}))["selected_keys"]
     assert before == ["api-versioning", "css-modules"]
-    data = _ok(call(server, "engram_set_role", {"role": "backend"}))
+    data = data_of(call(server, "engram_set_role", {"role": "backend"}))
     assert data == {"roles": ["backend"], "text": f"roles: backend. {RELOAD}"}
     assert json.loads((project.base / "config.json").read_text())["roles"] == ["backend"]
-    after = _ok(call(server, "engram_load", {"query": "deploy"}))["selected_keys"]
+    after = data_of(call(server, "engram_load", {"query": "deploy"}))["selected_keys"]
     assert after == ["api-versioning"]
 
 
@@ -541,10 +537,10 @@ def test_set_rule_variant_updates_the_configuration_and_asks_for_a_reload(
     project: Project,
 ) -> None:
     server = project.start()
-    data = _ok(call(server, "engram_set_rule_variant", {"variant": "strict"}))
+    data = data_of(call(server, "engram_set_rule_variant", {"variant": "strict"}))
     assert data == {"variant": "strict", "text": f"rule variant: strict. {RELOAD}"}
     assert json.loads((project.base / "config.json").read_text())["rule_variant"] == "strict"
-    status = _ok(call(server, "engram_set_rule_variant", {"variant": "status"}))
+    status = data_of(call(server, "engram_set_rule_variant", {"variant": "status"}))
     assert status == {"variant": "strict", "text": "rule variant: strict"}
 
 
@@ -785,7 +781,7 @@ def test_2026_era_tool_results_are_complete_envelopes(project: Project) -> None:
     server = project.start()
     reply = call(server, "engram_status", {}, _meta=MODERN_META)
     assert reply["result"]["resultType"] == "complete"
-    assert _ok(reply)["healthy"] is True
+    assert data_of(reply)["healthy"] is True
 
 
 # --- the session hook ------------------------------------------------------------------

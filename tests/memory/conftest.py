@@ -13,7 +13,7 @@ from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
 from engram.memory.settings import HostPolicy
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from engram.testing import Clock, binding, capture_args
+from engram.testing import PURPOSE, Clock, binding, capture_args
 
 
 class Memory:
@@ -46,6 +46,18 @@ class Memory:
         )["outcome"]
         assert outcome["status"] == "accepted", outcome
         return str(outcome["record_id"])
+
+    def found(self, query: str, who: Binding | None = None) -> list[str]:
+        """The record ids a search finds, in rank order."""
+        value = self.value("search", {"query": query, "purpose_ref": PURPOSE}, who)
+        return [packet["record"]["record_id"] for packet in value["records"]]
+
+    def record_state(self, record_id: str, who: Binding | None = None) -> str:
+        """The lifecycle state of a record of ``who``'s scope, read from the store."""
+        with self.engine.store.read() as reader:
+            record = reader.record((who or binding()).scope.scope_id, record_id)
+        assert record is not None
+        return record.state
 
     def store_bytes(self) -> bytes:
         data = b""

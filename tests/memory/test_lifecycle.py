@@ -29,18 +29,6 @@ def _get(memory: Memory, record_id: str) -> dict[str, Any]:
     return memory.call("get", {"record_id": record_id, "purpose_ref": PURPOSE})
 
 
-def _found(memory: Memory, query: str = QUERY) -> list[str]:
-    value = memory.value("search", {"query": query, "purpose_ref": PURPOSE})
-    return [packet["record"]["record_id"] for packet in value["records"]]
-
-
-def _state(memory: Memory, record_id: str) -> str:
-    with memory.engine.store.read() as reader:
-        record = reader.record(SCOPE_ID, record_id)
-    assert record is not None
-    return record.state
-
-
 def _candidate_state(memory: Memory, candidate_id: str) -> str:
     with memory.engine.store.read() as reader:
         candidate = reader.candidate(SCOPE_ID, candidate_id)
@@ -61,14 +49,14 @@ def _assert_hidden(memory: Memory, record_id: str) -> None:
         "message": "The target is not available.",
         "retriable": False,
     }
-    assert _found(memory) == []
+    assert memory.found(QUERY) == []
 
 
 def _assert_disclosed(memory: Memory, record_id: str) -> None:
     envelope = _get(memory, record_id)
     assert envelope["ok"] is True
     assert envelope["output"]["value"]["record"]["state"] == "accepted_current"
-    assert _found(memory) == [record_id]
+    assert memory.found(QUERY) == [record_id]
 
 
 def _capture(memory: Memory, text: str, key: str, **arguments: Any) -> dict[str, Any]:
@@ -115,11 +103,11 @@ def test_one_record_is_disclosed_only_while_accepted_current_through_every_state
     memory: Memory,
 ) -> None:
     captured = _capture(memory, TEXT, "walk.capture-0000001")
-    assert _found(memory) == []
+    assert memory.found(QUERY) == []
     assert _candidate_state(memory, captured["candidate_id"]) == "pending"
     outcome = _admission(memory, captured["candidate_id"], "walk.admission-00001")
     record_id = outcome["output"]["value"]["outcome"]["record_id"]
-    assert _state(memory, record_id) == "accepted_current"
+    assert memory.record_state(record_id) == "accepted_current"
     _assert_disclosed(memory, record_id)
     host = _host(memory)
 
@@ -130,7 +118,7 @@ def test_one_record_is_disclosed_only_while_accepted_current_through_every_state
         ("expire", "expired", False),
     ):
         assert host.transition(record_id, operation) == state
-        assert _state(memory, record_id) == state
+        assert memory.record_state(record_id) == state
         if disclosed:
             _assert_disclosed(memory, record_id)
         else:
@@ -141,7 +129,7 @@ def test_one_record_is_disclosed_only_while_accepted_current_through_every_state
         "expired",
         "tombstoned",
     )
-    assert _state(memory, record_id) == "tombstoned"
+    assert memory.record_state(record_id) == "tombstoned"
     _assert_hidden(memory, record_id)
     with memory.engine.store.read() as reader:
         operations = [body["operation"] for *_, body in reader.journal(SCOPE_ID)]
@@ -211,9 +199,9 @@ def test_candidates_in_every_state_are_never_disclosed(memory: Memory) -> None:
         "rejected",
         "withdrawn",
     ]
-    assert _found(memory) == []
-    assert _found(memory, "withdrawn") == []
-    assert _found(memory, SECRET) == []
+    assert memory.found(QUERY) == []
+    assert memory.found("withdrawn") == []
+    assert memory.found(SECRET) == []
 
 
 # --- illegal and terminal transitions -------------------------------------------------
@@ -242,7 +230,7 @@ def test_a_transition_the_state_forbids_is_illegal_and_changes_nothing(
         host.transition(record_id, operation)
 
     assert caught.value.code == "ILLEGAL_TRANSITION"
-    assert _state(memory, record_id) == state
+    assert memory.record_state(record_id) == state
     assert host.verify() == events
 
 
@@ -257,7 +245,7 @@ def test_any_transition_of_a_tombstoned_record_is_already_terminal(
         _host(memory).transition(record_id, operation)
 
     assert caught.value.code == "ALREADY_TERMINAL"
-    assert _state(memory, record_id) == "tombstoned"
+    assert memory.record_state(record_id) == "tombstoned"
 
 
 def test_an_unknown_transition_or_record_is_refused(memory: Memory) -> None:
@@ -271,7 +259,7 @@ def test_an_unknown_transition_or_record_is_refused(memory: Memory) -> None:
         Maintenance(memory.engine, binding(tenant="tenant-b").scope).transition(
             record_id, "dispute"
         )
-    assert _state(memory, record_id) == "accepted_current"
+    assert memory.record_state(record_id) == "accepted_current"
 
 
 def test_forgetting_a_tombstoned_record_again_is_already_terminal_without_a_confirmation(
@@ -322,7 +310,7 @@ def test_when_admission_wins_the_race_withdrawal_never_becomes_forgetting(
     assert retry["ok"] is False
     assert retry["error"]["code"] == "ALREADY_TERMINAL"
     assert _candidate_state(memory, candidate) == "accepted"
-    assert _state(memory, admitted["record_id"]) == "accepted_current"
+    assert memory.record_state(admitted["record_id"]) == "accepted_current"
     _assert_disclosed(memory, admitted["record_id"])
 
 
@@ -335,7 +323,7 @@ def test_request_admission_of_a_withdrawn_candidate_is_already_terminal(memory: 
 
     assert envelope["error"]["code"] == "ALREADY_TERMINAL"
     assert _candidate_state(memory, candidate) == "withdrawn"
-    assert _found(memory) == []
+    assert memory.found(QUERY) == []
 
 
 # --- the tombstone guard ----------------------------------------------------------------
@@ -370,7 +358,7 @@ def test_forgotten_content_captured_again_is_held_for_the_host_to_adjudicate(
     assert held["outcome"]["status"] == "pending_adjudication"
     assert "record_id" not in held["outcome"]
     assert _candidate_state(memory, again["candidate_id"]) == "pending_adjudication"
-    assert _found(memory) == []
+    assert memory.found(QUERY) == []
 
     replay = memory.value("capture", capture_args(text=TEXT, key="origin.capture-00001"))
     assert replay["status"] == "duplicate_exact"
@@ -392,7 +380,7 @@ def test_forgotten_content_captured_again_is_held_for_the_host_to_adjudicate(
     assert _host(memory).adjudicate(another["candidate_id"], accept=False) is None
     assert _candidate_state(memory, another["candidate_id"]) == "rejected"
     assert _host(memory).pending().adjudications == []
-    assert _found(memory) == [record_id]
+    assert memory.found(QUERY) == [record_id]
     with pytest.raises(AlreadyTerminal):
         _host(memory).adjudicate(another["candidate_id"], accept=True)
     with memory.engine.store.read() as reader:

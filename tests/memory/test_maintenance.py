@@ -87,18 +87,6 @@ def _search(memory: Memory, query: str, who: Binding | None = None) -> dict[str,
     return memory.call("search", {"query": query, "purpose_ref": PURPOSE}, who)
 
 
-def _found(memory: Memory, query: str, who: Binding | None = None) -> list[str]:
-    value = memory.value("search", {"query": query, "purpose_ref": PURPOSE}, who)
-    return [packet["record"]["record_id"] for packet in value["records"]]
-
-
-def _state(memory: Memory, record_id: str) -> str:
-    with memory.engine.store.read() as reader:
-        record = reader.record(SCOPE_ID, record_id)
-    assert record is not None
-    return record.state
-
-
 def _indexed(memory: Memory, record_id: str) -> bool:
     with memory.engine.store.read() as reader:
         return reader.indexed(SCOPE_ID, record_id)
@@ -160,9 +148,9 @@ def test_restore_into_a_fresh_store_with_the_same_keys_gives_back_the_same_recor
     assert _without_audit(_search(restored, "release key")) == _without_audit(
         _search(memory, "release key")
     )
-    assert set(_found(restored, "release")) == {first, second}
+    assert set(restored.found("release")) == {first, second}
     assert _get(restored, gone)["error"]["code"] == "NOT_FOUND"
-    assert _state(restored, gone) == "tombstoned"
+    assert restored.record_state(gone) == "tombstoned"
     assert _indexed(restored, gone) is False
     events = len(_journal_rows(memory))
     assert _maintenance(restored).verify() == events
@@ -392,7 +380,7 @@ def test_forgotten_content_is_unrecoverable_from_the_store_file_and_a_later_back
         assert needle.encode() not in data, needle
         assert needle.encode() not in raw, needle
         assert needle not in rows, needle
-    assert _found(memory, "Zorblatt") == []
+    assert memory.found("Zorblatt") == []
     assert _get(memory, record_id)["error"]["code"] == "NOT_FOUND"
     with memory.engine.store.read() as reader:
         assert reader.data_key(record_id) is None
@@ -464,7 +452,7 @@ def test_an_engine_opened_before_a_rotation_still_reads_records(memory: Memory) 
     rotate_keys(memory.engine)
 
     assert _get(early, record_id)["ok"] is True
-    assert _found(early, "server started before rotation") == [record_id]
+    assert early.found("server started before rotation") == [record_id]
 
 
 def test_an_engine_opened_before_a_rotation_seals_new_items_under_the_new_kek(
@@ -537,7 +525,7 @@ def test_after_revoke_every_tool_call_of_the_principal_is_authorization_revoked(
             "retriable": False,
         }, tool
     assert _maintenance(memory).pending().confirmations == []
-    assert _state(memory, record_id) == "accepted_current"
+    assert memory.record_state(record_id) == "accepted_current"
 
 
 @pytest.mark.parametrize("answer", [True, False])
@@ -559,7 +547,7 @@ def test_a_revoked_principals_gated_call_never_reaches_the_dialog(
         envelope = memory.engine.call(tool, calls[tool], alice, dialog)
         assert envelope["error"]["code"] == "AUTHORIZATION_REVOKED", tool
     assert asked == []
-    assert _state(memory, record_id) == "accepted_current"
+    assert memory.record_state(record_id) == "accepted_current"
 
 
 def test_revoking_one_principal_leaves_another_in_the_same_scope_working(memory: Memory) -> None:
@@ -569,7 +557,7 @@ def test_revoking_one_principal_leaves_another_in_the_same_scope_working(memory:
     _maintenance(memory).revoke("alice")
 
     assert _get(memory, record_id, bob)["ok"] is True
-    assert _found(memory, "fact", bob) == [record_id]
+    assert memory.found("fact", bob) == [record_id]
     assert memory.admit("Bob still captures and admits.", "bob-fact", bob).startswith("mem_")
     assert _get(memory, record_id)["error"]["code"] == "AUTHORIZATION_REVOKED"
 
@@ -679,13 +667,13 @@ def test_a_record_leaves_search_and_get_at_its_expiry_instant_before_any_sweep(
     record_id = _expiring(memory, "Ephemeral build cache location.", "ephemeral-cache")
     clock.now = NOW + HOUR - 1
     assert _get(memory, record_id)["ok"] is True
-    assert _found(memory, "ephemeral cache") == [record_id]
+    assert memory.found("ephemeral cache") == [record_id]
 
     clock.now = NOW + HOUR
 
     assert _get(memory, record_id)["error"]["code"] == "NOT_FOUND"
-    assert _found(memory, "ephemeral cache") == []
-    assert _state(memory, record_id) == "accepted_current"
+    assert memory.found("ephemeral cache") == []
+    assert memory.record_state(record_id) == "accepted_current"
 
 
 def test_the_sweep_expires_a_record_past_its_instant_and_is_idempotent(
@@ -695,7 +683,7 @@ def test_the_sweep_expires_a_record_past_its_instant_and_is_idempotent(
     lasting = memory.admit("A lasting fact about the cache.", "lasting-cache")
     clock.now = NOW + HOUR - 1
     assert _maintenance(memory).sweep() == {"expired": 0, "purged": 0, "purges_pending": 0}
-    assert _state(memory, record_id) == "accepted_current"
+    assert memory.record_state(record_id) == "accepted_current"
     clock.now = NOW + HOUR
 
     first = _maintenance(memory).sweep()
@@ -703,10 +691,10 @@ def test_the_sweep_expires_a_record_past_its_instant_and_is_idempotent(
 
     assert first == {"expired": 1, "purged": 0, "purges_pending": 0}
     assert again == {"expired": 0, "purged": 0, "purges_pending": 0}
-    assert _state(memory, record_id) == "expired"
-    assert _state(memory, lasting) == "accepted_current"
+    assert memory.record_state(record_id) == "expired"
+    assert memory.record_state(lasting) == "accepted_current"
     assert _indexed(memory, record_id) is False
-    assert _found(memory, "cache") == [lasting]
+    assert memory.found("cache") == [lasting]
     assert _get(memory, record_id)["error"]["code"] == "NOT_FOUND"
     bodies = [json.loads(body) for _, body in _journal_rows(memory)]
     assert bodies[-1]["operation"] == "expire"
@@ -724,9 +712,9 @@ def test_a_retained_record_stays_indexed_after_expiry_but_is_never_disclosed(
 
     assert _maintenance(memory).sweep()["expired"] == 1
 
-    assert _state(memory, record_id) == "expired"
+    assert memory.record_state(record_id) == "expired"
     assert _indexed(memory, record_id) is True
-    assert _found(memory, "retained ephemeral cache") == []
+    assert memory.found("retained ephemeral cache") == []
     assert _get(memory, record_id)["error"]["code"] == "NOT_FOUND"
 
 
@@ -738,7 +726,7 @@ def test_a_make_ineligible_record_expired_by_the_host_also_leaves_the_index(
     assert _maintenance(memory).transition(record_id, "expire") == "expired"
 
     assert _indexed(memory, record_id) is False
-    assert _found(memory, "host expired cache") == []
+    assert memory.found("host expired cache") == []
 
 
 def test_a_replay_after_a_restore_is_still_a_replay_when_its_result_survived(

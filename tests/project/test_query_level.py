@@ -15,7 +15,7 @@ from engram.errors import ApprovalTampered
 from engram.project.layout import Layout
 from engram.project.proposals import Candidate
 from engram.project.workspace import ProjectMemory
-from engram.testing import Project, StartServer, call, envelope, new_project
+from engram.testing import Project, StartServer, call, data_of, envelope, new_project
 from tests.project.conftest import BURIED_CANDIDATE, bury_a_related_rule
 
 CANDIDATE = Candidate("rule", BURIED_CANDIDATE)
@@ -210,22 +210,15 @@ def served(tmp_path: Path, start_server: StartServer) -> Project:
     return project
 
 
-def _data(reply: dict[str, Any]) -> dict[str, Any]:
-    body = envelope(reply)
-    assert body["ok"] is True, body
-    data: dict[str, Any] = body["data"]
-    return data
-
-
 def test_engram_commit_writes_the_verdict_engram_save_session_showed(served: Project) -> None:
     server = served.start()
     text = f"TYPE: rule | TEXT: {BURIED_CANDIDATE}"
-    proposed = _data(call(server, "engram_save_session", {"text": text}))
+    proposed = data_of(call(server, "engram_save_session", {"text": text}))
     assert proposed["verdicts"] == ["ADD"]
     assert _pending_entry_of(served)["query_level"] == 8
 
     token = proposed["approval_token"]
-    committed = _data(call(server, "engram_commit", {"approval_token": token, "approve": [1]}))
+    committed = data_of(call(server, "engram_commit", {"approval_token": token, "approve": [1]}))
 
     assert committed["written"] == [
         {"number": 1, "verdict": "ADD", "id": "alpha-beta-gamma-delta-epsilon", "file": NEW_FILE}

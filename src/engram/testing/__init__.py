@@ -35,7 +35,15 @@ from engram.testing.governed import (
     now_ms,
 )
 from engram.testing.projects import ENGRAM, Project, StartServer, new_project, run_engram
-from engram.testing.wire import ELICIT_CAPS, call, elicit_meta, envelope, legacy_init, value
+from engram.testing.wire import (
+    ELICIT_CAPS,
+    call,
+    data_of,
+    elicit_meta,
+    envelope,
+    legacy_init,
+    value,
+)
 
 __all__ = [
     "DIGEST",
@@ -55,6 +63,7 @@ __all__ = [
     "call",
     "capture_args",
     "current_capture_args",
+    "data_of",
     "elicit_meta",
     "envelope",
     "host_profile",

@@ -11,6 +11,7 @@ from engram.testing.clients import MODERN_META, LineClient
 __all__ = [
     "ELICIT_CAPS",
     "call",
+    "data_of",
     "elicit_meta",
     "envelope",
     "legacy_init",
@@ -36,6 +37,15 @@ def envelope(reply: dict[str, Any]) -> dict[str, Any]:
     structured: dict[str, Any] = result["structuredContent"]
     assert result.get("isError", False) is (not structured["ok"])
     return structured
+
+
+def data_of(reply: dict[str, Any]) -> dict[str, Any]:
+    """The ``data`` of a successful project tool result."""
+    assert "result" in reply, reply
+    structured = envelope(reply)
+    assert structured["ok"] is True, structured
+    data: dict[str, Any] = structured["data"]
+    return data
 
 
 def value(reply: dict[str, Any]) -> Any:
