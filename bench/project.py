@@ -48,7 +48,7 @@ def generate(root: Path, size: int) -> None:
         if kind == "rule":
             body += "\n## Rule Variants\n### Light\n- Prefer it.\n### Balanced\n- Do it.\n"
             body += "### Strict\n- Always do it.\n"
-        fields = {
+        fields: dict[str, str | int | list[str]] = {
             "tags": sorted({rng.choice(text.split()).strip(".") for _ in range(3)})[:6],
             "confidence": "high",
             "authority": "instruction" if kind == "rule" else "reference",

@@ -71,7 +71,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    figures = {}
+    figures: dict[str, object] = {}
     for name, build in INPUTS.items():
         text = build()
         runs = args.runs * 40 if len(text) < MEGABYTE else args.runs

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from engram import errors
 from engram.errors import ContractError, EngramError, ProtocolError
 from engram.protocol import jsonrpc
 
+E = TypeVar("E", bound=EngramError)
 
-def _subclasses(root: type[EngramError]) -> list[type[EngramError]]:
-    found: list[type[EngramError]] = []
+
+def _subclasses(root: type[E]) -> list[type[E]]:
+    found: list[type[E]] = []
     for cls in root.__subclasses__():
         found += [cls, *_subclasses(cls)]
     return found

@@ -92,7 +92,7 @@ def test_new_entries_follow_the_documents_indentation_and_line_endings() -> None
 
 # --- properties -------------------------------------------------------------------
 
-_keys = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6).filter(
+_keys = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6).filter(
     lambda key: key not in {"engram", "mcpServers"}
 )
 _scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)

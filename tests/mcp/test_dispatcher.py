@@ -82,5 +82,5 @@ def test_the_server_may_ask_only_between_initialized_and_the_next_initialize() -
         return bool(json.loads(line)["result"]["structuredContent"]["dialog"])
 
     # An early notification completes no handshake; a new initialize starts another.
-    steps = [initialized, initialize, initialized, initialize]
+    steps: list[Request | Notification] = [initialized, initialize, initialized, initialize]
     assert [dialog_after(step) for step in steps] == [False, False, True, False]

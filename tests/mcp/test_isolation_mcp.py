@@ -228,7 +228,8 @@ def test_foreign_ids_over_the_wire_are_the_not_found_of_ids_that_never_existed(
 def _modern(host: Host, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
     params = {"name": tool_name(tool), "arguments": arguments, "_meta": meta}
-    return host.server.request("tools/call", params)["result"]
+    result: dict[str, Any] = host.server.request("tools/call", params)["result"]
+    return result
 
 
 def test_foreign_withdraw_and_forget_finish_as_not_found_where_a_dialog_would_be_asked(

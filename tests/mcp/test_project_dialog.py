@@ -517,7 +517,9 @@ def test_a_secret_is_refused_before_any_dialog(project: Project) -> None:
 # --- 2026-07-28 era: input_required and the retry -----------------------------------------
 
 
-def _modern(server: LineClient, name: str, arguments: dict[str, Any], **extra: Any) -> Any:
+def _modern(
+    server: LineClient, name: str, arguments: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
     return call(server, name, arguments, _meta=elicit_meta(), **extra)
 
 
@@ -634,7 +636,7 @@ async def _sdk_save(
     with anyio.fail_after(60):
         async with Client(
             params,
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             cache=None,
             elicitation_callback=on_elicit,  # type: ignore[arg-type]
         ) as client:
@@ -886,7 +888,7 @@ async def _sdk_note(params: StdioServerParameters, mode: str) -> tuple[list[str]
     with anyio.fail_after(60):
         async with Client(
             params,
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             cache=None,
             elicitation_callback=on_elicit,  # type: ignore[arg-type]
         ) as client:

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -35,7 +35,7 @@ def _params(command: list[str], cwd: Path, **env: str) -> StdioServerParameters:
 
 
 async def _list_and_call(params: StdioServerParameters, mode: str) -> tuple[str, list[str], Any]:
-    async with Client(params, mode=mode, cache=None) as client:  # type: ignore[arg-type]
+    async with Client(params, mode=mode, cache=None) as client:
         tools = (await client.list_tools()).tools
         result = await client.call_tool("engram_status", {})
         return client.protocol_version, [tool.name for tool in tools], result
@@ -53,7 +53,9 @@ def test_sdk_client_lists_and_calls_tools_in_each_mode(tmp_path: Path, mode: str
     assert result.structured_content["ok"] is True
 
 
-async def _confirm(params: StdioServerParameters, mode: str, action: str) -> Any:
+async def _confirm(
+    params: StdioServerParameters, mode: str, action: Literal["accept", "decline", "cancel"]
+) -> Any:
     asked: list[str] = []
 
     async def on_elicit(context: Any, request: types.ElicitRequestParams) -> types.ElicitResult:
@@ -61,7 +63,7 @@ async def _confirm(params: StdioServerParameters, mode: str, action: str) -> Any
         asked.append(request.message)
         if action == "accept":
             return types.ElicitResult(action="accept", content={"approve": True})
-        return types.ElicitResult(action=action)  # type: ignore[arg-type]
+        return types.ElicitResult(action=action)
 
     async with Client(
         params,
@@ -76,7 +78,7 @@ async def _confirm(params: StdioServerParameters, mode: str, action: str) -> Any
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("action", ["accept", "decline"])
 def test_sdk_client_completes_an_elicitation_round_trip_in_each_mode(
-    tmp_path: Path, mode: str, action: str
+    tmp_path: Path, mode: str, action: Literal["accept", "decline"]
 ) -> None:
     log = tmp_path / "written.log"
     params = _params([sys.executable, ELICIT_SERVER], tmp_path, ELICIT_LOG=str(log))
@@ -93,7 +95,7 @@ def test_sdk_client_completes_an_elicitation_round_trip_in_each_mode(
 async def _unknown_tool(params: StdioServerParameters, mode: str) -> int:
     from mcp import MCPError
 
-    async with Client(params, mode=mode, cache=None) as client:  # type: ignore[arg-type]
+    async with Client(params, mode=mode, cache=None) as client:
         try:
             await client.call_tool("engram_no_such_tool", {})
         except MCPError as error:

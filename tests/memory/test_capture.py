@@ -33,7 +33,7 @@ def test_capture_returns_committed_pending_with_candidate_cursor_and_receipt(
 def test_pending_candidate_plaintext_never_reaches_the_store_file(memory: Memory) -> None:
     marker = "PLAINTEXT-MARKER-7f3a9c"
     memory.value("capture", capture_args(text=f"the secret recipe is {marker}"))
-    memory.engine.store.checkpoint()  # type: ignore[attr-defined]
+    memory.engine.store.checkpoint()
     data = memory.store_bytes()
     assert marker.encode() not in data
     assert marker.encode("utf-16-le") not in data

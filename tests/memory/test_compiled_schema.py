@@ -107,7 +107,7 @@ JSON_VALUES = st.recursive(
 @st.composite
 def calls(draw: st.DrawFn) -> tuple[str, Any]:
     tool = draw(st.sampled_from(sorted(INPUT_SCHEMAS)))
-    arguments = copy.deepcopy(draw(st.sampled_from([MINIMAL, FULL]))[tool]())
+    arguments: Any = copy.deepcopy(draw(st.sampled_from([MINIMAL, FULL]))[tool]())
     for _ in range(draw(st.integers(min_value=1, max_value=2))):
         path = draw(st.sampled_from(list(places(arguments))))
         action = draw(st.sampled_from(["replace", "replace", "delete", "add", "repeat"]))

@@ -271,7 +271,7 @@ def test_search_for_another_scopes_ids_finds_nothing(world: World, who: Binding)
 def test_search_receipts_cursors_and_digests_hold_no_foreign_id(world: World, who: Binding) -> None:
     cursor = None
     for _ in range(3):
-        extra = {"page_cursor": cursor} if cursor else {}
+        extra: dict[str, Any] = {"page_cursor": cursor} if cursor else {}
         envelope = _search(world.memory, who, limit=1, **extra)
         assert error_code(envelope) == "ok", envelope
         assert _leaks(envelope, world.foreign_to(who)) == []

@@ -736,7 +736,7 @@ def test_a_replay_after_a_restore_is_still_a_replay_when_its_result_survived(
     from engram.memory.backup import backup, restore
     from engram.memory.engine import MemoryEngine
     from engram.store.sqlite.memory_store import SqliteMemoryStore
-    from tests.memory.conftest import capture_args
+    from engram.testing import capture_args
 
     first = memory.value("capture", capture_args(key="restored-replay-key-01"))
     admission = {"candidate_id": first["candidate_id"], "idempotency_key": "restored-admit-0001"}

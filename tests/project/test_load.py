@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -451,7 +452,7 @@ def test_explain_gives_how_terms_and_score_and_reasons_for_omissions(
 
 def _same_files(root: Path, reverse: bool) -> ProjectMemory:
     layout = init_layout(root)[0]
-    writes = [
+    writes: list[Callable[[], object]] = [
         lambda: add_filler(layout),
         lambda: write_memory_file(layout, "deploy-from-main", "rule", "Deploy only from main"),
         lambda: write_memory_file(

@@ -237,4 +237,4 @@ def test_engram_save_session_refuses_a_query_level_argument(served: Project) -> 
 
 def _pending_entry_of(project: Project) -> dict[str, Any]:
     [entry] = project.pending_proposals().values()
-    return entry
+    return dict(entry)

@@ -283,7 +283,7 @@ def test_a_non_durable_writer_arriving_at_a_durable_group_commits_with_it(db: Da
                 self.body(connection)
             self.seen_on_return = committed(self.db)
 
-    others = [Light(db, insert("parent", "b"))]
+    others: list[Writer] = [Light(db, insert("parent", "b"))]
     group_of(db, first, others, release)
     assert statements.count("COMMIT") == 1
     assert "PRAGMA synchronous = NORMAL" not in statements
