@@ -6,7 +6,8 @@ limit a coin toss); the ``ci`` profile, chosen when ``CI=true``, also draws the 
 examples on every run (derandomized, no example database), so CI never fails on an
 example it happens to find that day. Locally the search stays random: a failure it
 finds is shrunk and saved in ``.hypothesis/`` and replayed first next time.
-``HYPOTHESIS_PROFILE`` names another profile.
+``HYPOTHESIS_PROFILE`` names another profile. A test that suppresses another health
+check names ``too_slow`` again: a test's own list replaces the profile's.
 """
 
 from __future__ import annotations

@@ -8,13 +8,13 @@ status, and what survives a crash.
 
 from __future__ import annotations
 
-import json
 import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from engram import __version__
 from engram.memory.binding import Scope
 from engram.memory.journal import first_bad_cursor
 from engram.store.sqlite.memory_store import SqliteMemoryStore
@@ -123,6 +123,7 @@ def test_a_server_killed_mid_stream_keeps_every_acknowledged_capture(tmp_path: P
 
 def test_the_installed_command_prints_its_version_and_serves_nothing(tmp_path: Path) -> None:
     with StdioClient(["--version"], cwd=tmp_path, timeout=30) as server:
+        with pytest.raises(EOFError):
+            server.receive()
         assert server.close() == 0
-        assert server.stderr.startswith("engram-mcp ")
-    assert json.dumps(server.stderr).count("\\n") == 1
+    assert server.stderr == f"engram-mcp {__version__}\n"

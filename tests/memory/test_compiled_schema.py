@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram.errors import InvalidSchema
@@ -131,7 +131,7 @@ def calls(draw: st.DrawFn) -> tuple[str, Any]:
     return tool, arguments
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3000)
 @given(calls())
 def test_the_compiled_schema_and_the_reference_agree(call: tuple[str, Any]) -> None:
     tool, arguments = call

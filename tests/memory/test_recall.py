@@ -236,7 +236,10 @@ def test_an_empty_list_means_no_match(memory: Memory) -> None:
     assert _search(memory, "?!*")["output"]["value"]["records"] == []
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(query=st.text(min_size=1, max_size=200).filter(lambda text: text.strip() != ""))
 def test_any_user_text_is_a_safe_query(memory: Memory, query: str) -> None:
     import unicodedata

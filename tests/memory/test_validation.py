@@ -1379,7 +1379,6 @@ def assert_answers_with_an_envelope(memory: Memory, tool: str, arguments: Any) -
 
 
 PROPERTY_SETTINGS = settings(
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 

@@ -50,10 +50,9 @@ MEMORY = st.tuples(
 
 @settings(
     max_examples=60,
-    deadline=None,
     # The only function-scoped fixture is the autouse ENGRAM_GLOBAL_DIR one, which is
     # the same for every example; each example builds its own project directory.
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     memories=st.lists(MEMORY, min_size=1, max_size=10),

@@ -416,7 +416,7 @@ def test_each_rule_knows_the_fewest_characters_it_can_match() -> None:
     assert min(rule.shortest for rule in RULES) == 5
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(alphabet="pwdasecrtkyPWD=:;'\" _-xA1/", max_size=12))
 def test_skipping_short_text_loses_no_span(text: str) -> None:
     from engram.safety.rules import PUBLISHED_EXAMPLES, RULES
