@@ -504,8 +504,8 @@ def test_rules_that_match_only_weightless_words_do_not_crowd_out_relevant_memory
     write_memory_file(layout, "rollback-steps", "knowledge", "Rollback uses the previous tag")
     result = memory.load("the rollback", explain=True)
     assert result.selected_keys == ["rollback-steps"]
-    reasons = {entry["id"]: entry.get("reason") for entry in result.explain if not entry["chosen"]}
-    assert reasons == {f"rule-{number}": "low-relevance" for number in range(8)}
+    # "the" is a stop word: the rules are not even candidates.
+    assert [entry["id"] for entry in result.explain] == ["rollback-steps"]
 
 
 def test_memories_cut_by_the_limit_are_omitted_for_budget(

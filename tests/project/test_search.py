@@ -137,14 +137,14 @@ def test_route_entries_are_in_load_order_not_sorted_by_score(
     memory: ProjectMemory, layout: Layout
 ) -> None:
     _write_project(layout)
-    query = "format the database before release"
+    query = "format the database migrations before release"
 
     entries = memory.route_entries(query)
 
+    # Rules first although "database-migrations" matches more; the rules that shared only
+    # the stop words "the" and "before" with the task are not routed at all.
     assert [(e["id"], e["type"]) for e in entries] == [
         ("python-formatting", "rule"),
-        ("run-tests-before-commit", "rule"),
-        ("two-approvals-per-pull-request", "rule"),
         ("database-migrations", "knowledge"),
         ("nightly-backups", "knowledge"),
         ("release-process", "skill"),
@@ -154,8 +154,8 @@ def test_route_entries_are_in_load_order_not_sorted_by_score(
     assert all(sorted(e) == ["how", "id", "scope", "score", "type"] for e in entries)
     assert {(e["scope"], e["how"]) for e in entries} == {("workspace", "direct")}
     assert [e["id"] for e in entries] == memory.load(query).selected_keys
-    assert memory.search(query, 1)[0]["id"] == "database-migrations"
-    assert entries[3]["score"] > entries[0]["score"]
+    assert [e["id"] for e in memory.search(query, 2)] == ["database-migrations", "python-formatting"]
+    assert entries[1]["score"] > entries[0]["score"]
 
 
 def _write_large_project(layout: Layout) -> None:

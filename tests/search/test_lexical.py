@@ -1,4 +1,4 @@
-"""Query text to FTS5 expressions: safe terms, and common words left out of large indexes."""
+"""Query terms to FTS5 expressions: safe terms, and common terms left out of large indexes."""
 
 from __future__ import annotations
 
@@ -10,30 +10,13 @@ from engram.search.lexical import (
     MAX_QUERY_TERMS,
     PRUNE_MIN_DOCUMENTS,
     common_cutoff,
+    query_groups,
     search_expressions,
-    terms,
 )
 
 LARGE = 10_000  # documents; a term is common above 200 of them
 FREQUENCIES = {"the": 9_000, "in": 600, "tarball": 12, "is": 700, "with": 201, "as": 200}
-
-
-def test_terms_are_distinct_lowercase_nfkc_words_in_order() -> None:
-    assert terms("The TARBALL, the ﬁle (fi ligature) and_more _ !") == [
-        "the",
-        "tarball",
-        "file",
-        "fi",
-        "ligature",
-        "and_more",
-        "ﬁle",  # also as written: the index holds stored text as written
-    ]
-    assert len(terms(" ".join(f"w{n}" for n in range(100)))) == MAX_QUERY_TERMS
-
-
-def test_a_compatibility_form_is_searched_both_folded_and_as_written() -> None:
-    assert terms("ＧＰＵ m² ｶﾀｶﾅ") == ["gpu", "m2", "カタカナ", "ｇｐｕ", "m²", "ｶﾀｶﾅ"]
-    assert terms("plain Café") == ["plain", "café"]
+THE, IN, TARBALL, IS, WITH, AS = (("the",), ("in",), ("tarball",), ("is",), ("with",), ("as",))
 
 
 def test_the_cutoff_is_two_percent_of_an_index_of_at_least_2000_documents() -> None:
@@ -42,14 +25,27 @@ def test_the_cutoff_is_two_percent_of_an_index_of_at_least_2000_documents() -> N
 
 def test_a_small_index_ranks_every_term() -> None:
     documents = PRUNE_MIN_DOCUMENTS - 1
-    assert search_expressions(["the", "tarball"], {"the": documents}, documents) == [
+    assert search_expressions([THE, TARBALL], {"the": documents}, documents) == [
         '"the" OR "tarball"'
+    ]
+
+
+def test_a_group_of_variants_matches_any_of_them() -> None:
+    groups = [("publi", "publie"), TARBALL]
+    assert search_expressions(groups, {}, 10) == ['("publi" OR "publie") OR "tarball"']
+
+
+def test_a_group_is_common_when_any_of_its_variants_is() -> None:
+    groups = [("tarball", "the"), ("in", "zz")]
+    assert search_expressions(groups, FREQUENCIES, LARGE) == [
+        '("tarball" OR "the") AND ("in" OR "zz")',
+        '("tarball" OR "the")',
     ]
 
 
 def test_common_terms_are_left_out_while_a_rarer_one_remains() -> None:
     assert COMMON_SHARE * LARGE == 200
-    assert search_expressions(["the", "tarball", "in", "as"], FREQUENCIES, LARGE) == [
+    assert search_expressions([THE, TARBALL, IN, AS], FREQUENCIES, LARGE) == [
         '"tarball" OR "as"',  # 200 documents is not more than the share
         '"the" AND "in"',
         '"the"',
@@ -57,15 +53,15 @@ def test_common_terms_are_left_out_while_a_rarer_one_remains() -> None:
 
 
 def test_a_query_of_common_words_asks_for_all_of_them_then_the_first() -> None:
-    assert search_expressions(["is", "the", "with"], FREQUENCIES, LARGE) == [
+    assert search_expressions([IS, THE, WITH], FREQUENCIES, LARGE) == [
         '"is" AND "the" AND "with"',
         '"is"',
     ]
-    assert search_expressions(["the"], FREQUENCIES, LARGE) == ['"the"']
+    assert search_expressions([THE], FREQUENCIES, LARGE) == ['"the"']
 
 
 def test_a_term_without_a_count_is_not_common() -> None:
-    assert search_expressions(["releases", "the"], FREQUENCIES, LARGE) == [
+    assert search_expressions([("releases",), THE], FREQUENCIES, LARGE) == [
         '"releases"',
         '"the"',
     ]
@@ -83,20 +79,25 @@ def test_no_terms_no_expression() -> None:
 def test_every_term_is_quoted_and_every_query_term_can_still_match(
     text: list[str], frequencies: dict[str, int], documents: int
 ) -> None:
-    found = terms(" ".join(text))
-    expressions = search_expressions(found, frequencies, documents)
-    assert bool(expressions) == bool(found)
+    groups = query_groups(" ".join(text))
+    assert len(groups) <= MAX_QUERY_TERMS
+    expressions = search_expressions(groups, frequencies, documents)
+    assert bool(expressions) == bool(groups)
     parsed = [_terms_of(expression) for expression in expressions]
-    assert set().union(*parsed) <= set(found)
+    every = {variant for group in groups for variant in group}
+    assert set().union(*parsed) <= every
     # A term is matched first unless it is common.
     first = parsed[0] if parsed else set()
     assert all(
-        term in first or frequencies.get(term, 0) > COMMON_SHARE * documents for term in found
+        set(group) <= first
+        or max(frequencies.get(v, 0) for v in group) > COMMON_SHARE * documents
+        for group in groups
     )
 
 
 def _terms_of(expression: str) -> set[str]:
-    parts = expression.replace(" AND ", " OR ").split(" OR ")
+    flat = expression.replace("(", "").replace(")", "")
+    parts = flat.replace(" AND ", " OR ").split(" OR ")
     assert all(len(part) >= 3 for part in parts)
     assert all(part[0] == part[-1] == '"' for part in parts)
     assert all('"' not in part[1:-1] for part in parts)

@@ -13,6 +13,7 @@ its audit entry is written in a transaction of its own. Gated mutations pass
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -29,7 +30,7 @@ from engram.errors import (
     UnknownTool,
 )
 from engram.memory import admission, capture, recall, withdrawal
-from engram.memory.binding import MEMORY_TOOLS, Binding
+from engram.memory.binding import MEMORY_TOOLS, Binding, Scope
 from engram.memory.envelope import failure, new_audit_id, success
 from engram.memory.gate import (
     EXECUTION_WINDOW_MS,
@@ -45,6 +46,7 @@ from engram.memory.gate import (
 from engram.memory.idempotency import intent_digest
 from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
 from engram.memory.purge import coverage_receipt
+from engram.memory.records import index_text
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, validate_arguments
 from engram.memory.vault import Vault
@@ -86,6 +88,8 @@ class MemoryEngine:
         self.cursors = recall.PageCursors(keys.mac_key)
         self.policy = policy or HostPolicy()
         self.admission_policy = admission_policy or admission.DefaultAdmissionPolicy()
+        #: Scopes whose lexical projection this engine found (or made) current.
+        self._lexical_current: set[str] = set()
         self.clock = clock
 
     def call(
@@ -121,6 +125,31 @@ class MemoryEngine:
             return failure(error, audit_id)
         return success(value, audit_id)
 
+    def refresh_lexical(self, scope: Scope) -> int:
+        """Re-index the scope's records if an older analyzer built its lexical projection
+        (an upgrade changed the terms); returns how many records were re-indexed.
+
+        Runs before anything else touches the scope in this process: a record must
+        leave the projection with exactly the terms it entered it with.
+        """
+        scope_id = scope.scope_id
+        if scope_id in self._lexical_current:
+            return 0
+        with self.store.read() as reader:
+            current = reader.lexical_current(scope_id)
+        moved = 0
+        if not current:
+            with self.store.write() as tx:  # checked again under the write lock
+                for record in tx.legacy_indexed(scope_id):
+                    body = json.loads(
+                        self.vault.open(tx, record.record_id, scope_id, record.sealed)
+                    )
+                    tx.index(scope_id, record.record_id, index_text(body["content"]))
+                    moved += 1
+                tx.drop_legacy_index(scope_id)
+        self._lexical_current.add(scope_id)
+        return moved
+
     # --- operations ----------------------------------------------------------------
 
     def _run(
@@ -131,6 +160,7 @@ class MemoryEngine:
         audit_id: str,
         confirm: Confirmer | None,
     ) -> dict[str, Any]:
+        self.refresh_lexical(binding.scope)
         if tool in _READS:
             with self.store.read() as reader:
                 self._check_revoked(reader, binding)

@@ -43,6 +43,7 @@ class Maintenance:
     def __init__(self, engine: MemoryEngine, scope: Scope) -> None:
         self.engine = engine
         self.scope = scope
+        engine.refresh_lexical(scope)
 
     @property
     def _scope_id(self) -> str:

@@ -112,9 +112,10 @@ class MemoryReader(Protocol):
     def records_version(self, scope_id: str) -> int: ...
 
     def search(
-        self, scope_id: str, words: list[str], limit: int, stage: int = 0
+        self, scope_id: str, groups: list[tuple[str, ...]], limit: int, stage: int = 0
     ) -> list[tuple[RecordRow, float]] | None:
-        """The scope's records ranked by BM25 for these query terms, best first.
+        """The scope's records ranked by BM25 for these query terms (groups of stem
+        variants, :func:`engram.search.analysis.query_groups`), best first.
 
         A large index matches in stages (common terms last, see
         :func:`engram.search.lexical.search_expressions`); ``None`` when there is no
@@ -125,6 +126,11 @@ class MemoryReader(Protocol):
     def journal(self, scope_id: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]: ...
 
     def indexed(self, scope_id: str, record_id: str) -> bool: ...
+
+    def lexical_current(self, scope_id: str) -> bool:
+        """Whether the scope's lexical projection was built by this analyzer version
+        (:data:`engram.search.analysis.ANALYZER_VERSION`) alone."""
+        ...
 
     def candidates_in_state(self, scope_id: str, state: str) -> list[str]: ...
 
@@ -175,6 +181,15 @@ class MemoryTransaction(MemoryReader, Protocol):
     def index(self, scope_id: str, record_id: str, text: str) -> None: ...
 
     def unindex(self, scope_id: str, record_id: str, text: str) -> None: ...
+
+    def legacy_indexed(self, scope_id: str) -> list[RecordRow]:
+        """The records an older analyzer's projection of the scope holds."""
+        ...
+
+    def drop_legacy_index(self, scope_id: str) -> None:
+        """Remove older analyzers' projections of the scope (after re-indexing their
+        records) and recount the current one."""
+        ...
 
     def append_event(self, scope_id: str, body: dict[str, Any], touches_records: bool) -> Event: ...
 

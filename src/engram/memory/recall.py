@@ -28,7 +28,7 @@ from engram.memory.ports import MemoryReader, RecordRow
 from engram.memory.records import project, redaction_receipt_digest
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
-from engram.search.lexical import terms
+from engram.search.lexical import query_groups
 
 __all__ = ["RECALL_CANDIDATES", "RESPONSE_CEILING_BYTES", "eligible", "get", "search"]
 
@@ -145,7 +145,11 @@ def _b64(data: bytes) -> str:
 
 
 def _ranked_eligible(
-    reader: MemoryReader, scope_id: str, words: list[str], needed: int, now_ms: int
+    reader: MemoryReader,
+    scope_id: str,
+    groups: list[tuple[str, ...]],
+    needed: int,
+    now_ms: int,
 ) -> list[tuple[RecordRow, float]]:
     """Eligible records in rank order (at least ``needed`` when there are that many).
 
@@ -153,7 +157,7 @@ def _ranked_eligible(
     next stage runs (one undisclosable record must not hide the others).
     """
     stage, fetch = 0, min(RECALL_CANDIDATES, max(2 * needed, 32))
-    while (hits := reader.search(scope_id, words, fetch, stage)) is not None:
+    while (hits := reader.search(scope_id, groups, fetch, stage)) is not None:
         found = [(row, score) for row, score in hits if eligible(row, now_ms)]
         if len(found) < needed and len(hits) == fetch and fetch < RECALL_CANDIDATES:
             fetch = min(RECALL_CANDIDATES, fetch * 4)  # deeper in the same stage
@@ -199,8 +203,8 @@ def search(
         ) != snapshot:
             raise StalePage()
         offset = int(page["offset"])
-    words = terms(arguments["query"])
-    found = _ranked_eligible(reader, scope_id, words, offset + limit + 1, now_ms)
+    groups = query_groups(arguments["query"])
+    found = _ranked_eligible(reader, scope_id, groups, offset + limit + 1, now_ms)
     window = found[offset : offset + limit]
     packets: list[dict[str, Any]] = []
     for position, (record, score) in enumerate(window, start=offset + 1):

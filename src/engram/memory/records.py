@@ -19,6 +19,7 @@ from typing import Any, Final
 from engram.canonical import digest, record_id_from_digest
 from engram.memory.binding import Binding
 from engram.memory.validation import format_instant
+from engram.search.analysis import index_terms
 
 __all__ = [
     "REDACTION_POLICY",
@@ -87,8 +88,9 @@ def record_identity(body: dict[str, Any]) -> tuple[str, str]:
 
 
 def index_text(content: dict[str, Any]) -> str:
-    """The text the lexical projection indexes: every component's text."""
-    return "\n".join(component["text"] for component in content["components"])
+    """What the lexical projection indexes: the analyzed terms of every component's text
+    (the same terms again when the record leaves the projection)."""
+    return index_terms("\n".join(component["text"] for component in content["components"]))
 
 
 def project(

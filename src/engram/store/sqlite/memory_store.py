@@ -26,7 +26,8 @@ from engram.memory.ports import (
     IdempotencyRow,
     RecordRow,
 )
-from engram.search.lexical import common_cutoff, search_expressions
+from engram.search.analysis import ANALYZER_VERSION
+from engram.search.lexical import Group, common_cutoff, search_expressions, variants
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.governance import GovernanceReads, GovernanceWrites
 from engram.store.sqlite.portability import PortableRows
@@ -143,11 +144,17 @@ def _index_every_lookup(db: sqlite3.Connection) -> None:
     )
 
 
-def _fts(scope_id: str) -> str:
+def _fts(scope_id: str, version: int = ANALYZER_VERSION) -> str:
+    """The scope's FTS5 table built by analyzer ``version`` (version 1, the plain
+    tokenizer, had no number in its name)."""
     # scope_id is our own 32-hex digest, never user text, so it is safe in a name.
     if len(scope_id) != 32 or not all(c in "0123456789abcdef" for c in scope_id):
         raise ValueError("not a scope id")
-    return f"fts_{scope_id}"
+    return f"fts_{scope_id}" if version == 1 else f"fts{version}_{scope_id}"
+
+
+def _legacy_tables(scope_id: str) -> list[str]:
+    return [_fts(scope_id, version) for version in range(1, ANALYZER_VERSION)]
 
 
 class _Reader(GovernanceReads, PortableRows):
@@ -226,13 +233,14 @@ class _Reader(GovernanceReads, PortableRows):
         return int(row[0]) if row else 0
 
     def search(
-        self, scope_id: str, words: list[str], limit: int, stage: int = 0
+        self, scope_id: str, groups: list[Group], limit: int, stage: int = 0
     ) -> list[tuple[RecordRow, float]] | None:
         table = _fts(scope_id)
-        if not words or not self._has_table(table):
+        if not groups or not self._has_table(table):
             return [] if stage == 0 else None
         documents = self._documents(scope_id)
-        expressions = search_expressions(words, self._counts(table, words, documents), documents)
+        counts = self._counts(table, variants(groups), documents)
+        expressions = search_expressions(groups, counts, documents)
         if stage >= len(expressions):
             return None
         columns = ", ".join(f"r.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
@@ -300,6 +308,9 @@ class _Reader(GovernanceReads, PortableRows):
             ).fetchone()
             is not None
         )
+
+    def lexical_current(self, scope_id: str) -> bool:
+        return not any(self._has_table(table) for table in _legacy_tables(scope_id))
 
     def _has_table(self, name: str) -> bool:
         return (
@@ -411,9 +422,11 @@ class _Transaction(_Reader, GovernanceWrites):
 
     def index(self, scope_id: str, record_id: str, text: str) -> None:
         table = _fts(scope_id)
+        # The text is already analyzed (lower-case stems without diacritics, separated
+        # by spaces): the tokenizer only splits it.
         self.db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
-            "text, content='', tokenize='unicode61 remove_diacritics 2')"
+            "text, content='', tokenize='unicode61 remove_diacritics 0')"
         )
         self.db.execute(
             f"INSERT INTO {table} (rowid, text) SELECT rowid, ? FROM records WHERE record_id = ?",
@@ -430,6 +443,32 @@ class _Transaction(_Reader, GovernanceWrites):
                 (text, record_id),
             )
             self._count(scope_id, -1)
+
+    def legacy_indexed(self, scope_id: str) -> list[RecordRow]:
+        rowids: set[int] = set()
+        for table in _legacy_tables(scope_id):
+            if self._has_table(table):
+                rowids.update(row[0] for row in self.db.execute(f"SELECT id FROM {table}_docsize"))
+        rows = self.db.execute(
+            f"SELECT {self._RECORD_COLUMNS}, rowid FROM records WHERE scope_id = ? ORDER BY rowid",
+            (scope_id,),
+        ).fetchall()
+        return [RecordRow(*row[:-1]) for row in rows if row[-1] in rowids]
+
+    def drop_legacy_index(self, scope_id: str) -> None:
+        for table in _legacy_tables(scope_id):
+            self.db.execute(f"DROP TABLE IF EXISTS {table}")
+        table = _fts(scope_id)
+        documents = (
+            self.db.execute(f"SELECT count(*) FROM {table}_docsize").fetchone()[0]
+            if self._has_table(table)
+            else 0
+        )
+        self.db.execute(
+            "INSERT INTO index_counts VALUES (?, ?) ON CONFLICT (scope_id)"
+            " DO UPDATE SET documents = excluded.documents",
+            (scope_id, documents),
+        )
 
     def _count(self, scope_id: str, change: int) -> None:
         self.db.execute(

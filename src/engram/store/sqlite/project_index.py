@@ -1,8 +1,9 @@
 """The derived index of project memory: a SQLite file next to the memory files.
 
 It mirrors the files (never the source of truth): each file's fingerprint (mtime,
-size, SHA-256), its parsed memory or the reason it is invalid, an FTS5 table for
-BM25 search (porter stemming, title weighted above tags above body), and usage
+size, SHA-256), its parsed memory or the reason it is invalid, an FTS5 table of the
+analyzed terms (:mod:`engram.search.analysis`) for BM25 search (title weighted above
+tags above body), and usage
 counts (which survive re-indexing, because they are not derived from the files).
 Deleting the file loses nothing but time: the next call rebuilds it.
 """
@@ -18,8 +19,8 @@ from typing import Any
 
 from engram.project.memory_file import Memory
 from engram.project.ports import FileState
-from engram.search.lexical import common_cutoff, search_expressions, terms
-from engram.search.lexical import words as terms_of
+from engram.search.analysis import index_terms
+from engram.search.lexical import Group, common_cutoff, query_groups, search_expressions, variants
 from engram.store.sqlite.database import Database, migration
 from engram.store.sqlite.vocabulary import DocumentCounts
 
@@ -67,6 +68,20 @@ def _index_problems(db: sqlite3.Connection) -> None:
 def _no_vocabulary(db: sqlite3.Connection) -> None:
     # Document counts now come from bounded MATCH queries (store/sqlite/vocabulary.py).
     db.execute("DROP TABLE IF EXISTS memories_terms")
+
+
+@migration(SCHEMA, 6)
+def _analyzed(db: sqlite3.Connection) -> None:
+    # The FTS5 table now holds analyzed terms (engram.search.analysis: stems of the text's
+    # language, identifiers split, no stop words), the same for both faces. Everything
+    # derived from the files is rebuilt from them by the next call; usage counts stay.
+    db.execute("DROP TABLE IF EXISTS memories_fts")
+    db.execute(
+        "CREATE VIRTUAL TABLE memories_fts USING fts5(title, tags, body,"
+        " tokenize='unicode61 remove_diacritics 0')"
+    )
+    db.execute("DELETE FROM memories")
+    db.execute("DELETE FROM files")
 
 
 class ProjectIndex:
@@ -179,7 +194,12 @@ class ProjectIndex:
         )
         db.execute(
             "INSERT INTO memories_fts (rowid, title, tags, body) VALUES (?, ?, ?, ?)",
-            (cursor.lastrowid, memory.title, " ".join(memory.tags), memory.body),
+            (
+                cursor.lastrowid,
+                index_terms(memory.title),
+                index_terms(" ".join(memory.tags)),
+                index_terms(memory.body),
+            ),
         )
         return None
 
@@ -213,9 +233,10 @@ class ProjectIndex:
             )
 
     def search(self, text: str, limit: int) -> list[tuple[str, float, list[str]]]:
-        """``(id, score, matched terms)`` by BM25 (title 3x, tags 2x, body 1x), best first."""
-        words = terms(text)
-        if not words:
+        """``(id, score, matched terms)`` by BM25 (title 3x, tags 2x, body 1x), best first;
+        a matched term is shown as its first stem variant."""
+        groups = query_groups(text)
+        if not groups:
             return []
         with self._read() as db:
             documents = db.execute("SELECT count(*) FROM memories").fetchone()[0]
@@ -224,10 +245,12 @@ class ProjectIndex:
             limit = min(limit, max(documents, 1))
             cutoff = common_cutoff(documents)
             counts = (
-                {} if cutoff is None else self._counts.lookup(db, "memories_fts", words, cutoff)
+                {}
+                if cutoff is None
+                else self._counts.lookup(db, "memories_fts", variants(groups), cutoff)
             )
             rows: list[Any] = []
-            for match in search_expressions(words, counts, documents):
+            for match in search_expressions(groups, counts, documents):
                 # Rank inside FTS5 first (its ORDER BY ... LIMIT path), join the few
                 # winners after; twice the limit, so equal scores at the edge still sort
                 # by id.
@@ -241,7 +264,7 @@ class ProjectIndex:
                 if rows:
                     break
         return [
-            (memory_id, round(-score, 6), _matched(words, text_))
+            (memory_id, round(-score, 6), _matched(groups, text_))
             for memory_id, score, text_ in rows
         ]
 
@@ -284,9 +307,9 @@ def _is_global(path: str) -> bool:
     return path.startswith("global:")
 
 
-def _matched(words: list[str], text: str) -> list[str]:
-    present = set(terms_of(text))
-    return [word for word in words if word in present]
+def _matched(groups: list[Group], text: str) -> list[str]:
+    present = set(index_terms(text).split())
+    return [group[0] for group in groups if present.intersection(group)]
 
 
 def _memory(row: tuple[Any, ...]) -> Memory:

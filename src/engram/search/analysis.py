@@ -1,0 +1,147 @@
+"""Text analysis for the lexical channel: the same words for what is indexed and what is asked.
+
+Both faces index the output of :func:`index_terms` and search with the groups of
+:func:`query_groups`, so a memory and a question meet on the same terms:
+
+- **Words** are the ``\\w+`` runs of the NFKC-normalized text. A code identifier also
+  gives its parts and their join: ``retry_policy``, ``RetryPolicy`` and ``retryPolicy``
+  all give ``retry``, ``policy`` and ``retrypolicy`` (digits stay with their letters:
+  ``sha256``); a path gives its segments
+  (``src/payments/retry.py``: ``src``, ``payments``, ``retry``, ``py``).
+- **Language.** A text's language is the one of the four (English, French, German,
+  Portuguese) whose function words it uses most; English when it uses none.
+- **Stop words** of the text's language are left out (:mod:`engram.search.stopwords`).
+  A question made only of stop words keeps them.
+- **Stems.** Each word is stemmed by the Snowball stemmer of the text's language, then
+  case-folded and stripped of diacritics (``publiées`` → ``publi``, ``Zahlungen`` →
+  ``zahlung``). A question's words are stemmed in all four languages (a question may be
+  written in another language than the memory it looks for); its *group* of variants
+  matches a memory that holds any of them.
+
+Not here: ranking (SQLite FTS5's BM25), the common-term cutoff
+(:mod:`engram.search.lexical`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Final
+
+from engram.search.stopwords import STOP_WORDS
+
+if TYPE_CHECKING:
+    import Stemmer
+
+__all__ = [
+    "ANALYZER_VERSION",
+    "LANGUAGES",
+    "MAX_QUERY_GROUPS",
+    "detect_language",
+    "index_terms",
+    "query_groups",
+]
+
+#: Changes whenever the terms of an indexed text change: indexes built by another
+#: version are rebuilt.
+ANALYZER_VERSION: Final = 2
+#: The languages with a stemmer and stop words, in the order ties are broken.
+LANGUAGES: Final = ("en", "fr", "de", "pt")
+#: A question counts at most this many distinct words.
+MAX_QUERY_GROUPS: Final = 32
+
+_SNOWBALL: Final = {"en": "english", "fr": "french", "de": "german", "pt": "portuguese"}
+_WORD: Final = re.compile(r"\w+")
+#: The parts of an identifier: runs of capitals before a capitalized word, capitalized or
+#: lower-case words; digits stay with the letters before them (``sha256``, ``v2``, and a
+#: random id stays one word); underscores separate.
+_PART: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
+
+
+def _fold(word: str) -> str:
+    """Case-folded, without diacritics (``Größe`` → ``grosse``, ``é`` → ``e``)."""
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+@functools.cache
+def _stop_words(language: str) -> frozenset[str]:
+    # Listed words split like text (``don't`` → ``don``, ``t``) and compared lowercased.
+    return frozenset(
+        token for word in STOP_WORDS[language] for token in _WORD.findall(word.lower())
+    )
+
+
+@functools.cache
+def _stemmer(language: str) -> Stemmer.Stemmer:
+    import Stemmer
+
+    return Stemmer.Stemmer(_SNOWBALL[language])
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text))
+
+
+def _parts(word: str) -> list[str]:
+    """An identifier's lower-case parts (``RetryPolicy`` → ``retry``, ``policy``); only
+    underscores split a word that is not ASCII (``Größe`` stays whole)."""
+    pieces = [piece for piece in word.split("_") if piece]
+    if not word.isascii():
+        return [piece.lower() for piece in pieces]
+    return [part.lower() for piece in pieces for part in _PART.findall(piece)]
+
+
+def detect_language(words: list[str]) -> str:
+    """The language whose stop words ``words`` (lower-case) hold most; English if none."""
+    counts = {
+        language: sum(word in _stop_words(language) for word in words) for language in LANGUAGES
+    }
+    best = max(LANGUAGES, key=lambda language: counts[language])
+    return best if counts[best] else "en"
+
+
+def _stem(word: str, language: str) -> str:
+    return _fold(_stemmer(language).stemWord(word))
+
+
+def _analyzed(words: list[str], language: str) -> Iterator[list[str]]:
+    """For each word: its lower-case forms to stem (the word, or an identifier's parts and
+    their join); stop words are left out."""
+    stop = _stop_words(language)
+    for word in words:
+        lower = word.lower()
+        parts = _parts(word)
+        if len(parts) > 1:
+            yield [*parts, "".join(parts)]
+        elif lower not in stop:
+            yield [lower]
+
+
+def index_terms(text: str) -> str:
+    """What the index holds for ``text``: its stems, space-separated, in order."""
+    words = _words(text)
+    language = detect_language([word.lower() for word in words])
+    return " ".join(_stem(form, language) for forms in _analyzed(words, language) for form in forms)
+
+
+def query_groups(text: str) -> list[tuple[str, ...]]:
+    """The question's terms: one group of stem variants per distinct word (or identifier
+    part), in order, at most :data:`MAX_QUERY_GROUPS`; a memory matches a group when it
+    holds any of its variants."""
+    words = _words(text)
+    lowered = [word.lower() for word in words]
+    language = detect_language(lowered)
+    forms = [form for found in _analyzed(words, language) for form in found]
+    if not forms:  # only stop words: ask for them after all
+        forms = lowered
+    groups: dict[tuple[str, ...], None] = {}
+    for form in forms:
+        variants = tuple(dict.fromkeys(_stem(form, language) for language in LANGUAGES))
+        if variants[0]:
+            groups.setdefault(variants, None)
+        if len(groups) == MAX_QUERY_GROUPS:
+            break
+    return list(groups)
