@@ -12,10 +12,10 @@ check names ``too_slow`` again: a test's own list replaces the profile's.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -37,17 +37,15 @@ settings.load_profile(
 )
 
 
-def _starter(kind: Callable[..., LineClient], cwd: Path) -> Iterator[StartServer]:
-    clients: list[LineClient] = []
+def _starter(kind: Callable[..., LineClient], here: Path) -> Iterator[StartServer]:
+    with contextlib.ExitStack() as clients:
 
-    def start(*args: str, cwd: Path = cwd, **kwargs: Any) -> LineClient:
-        client = kind(args, cwd=cwd, timeout=20.0, **kwargs)
-        clients.append(client)
-        return client
+        def start(
+            *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+        ) -> LineClient:
+            return clients.enter_context(kind(args, cwd=cwd or here, env=env, timeout=20.0))
 
-    yield start
-    for client in clients:
-        client.stop()
+        yield start
 
 
 @pytest.fixture

@@ -154,7 +154,10 @@ def test_route_entries_are_in_load_order_not_sorted_by_score(
     assert all(sorted(e) == ["how", "id", "scope", "score", "type"] for e in entries)
     assert {(e["scope"], e["how"]) for e in entries} == {("workspace", "direct")}
     assert [e["id"] for e in entries] == memory.load(query).selected_keys
-    assert [e["id"] for e in memory.search(query, 2)] == ["database-migrations", "python-formatting"]
+    assert [e["id"] for e in memory.search(query, 2)] == [
+        "database-migrations",
+        "python-formatting",
+    ]
     assert entries[1]["score"] > entries[0]["score"]
 
 

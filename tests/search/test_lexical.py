@@ -31,12 +31,12 @@ def test_a_small_index_ranks_every_term() -> None:
 
 
 def test_a_group_of_variants_matches_any_of_them() -> None:
-    groups = [("publi", "publie"), TARBALL]
+    groups: list[tuple[str, ...]] = [("publi", "publie"), TARBALL]
     assert search_expressions(groups, {}, 10) == ['("publi" OR "publie") OR "tarball"']
 
 
 def test_a_group_is_common_when_any_of_its_variants_is() -> None:
-    groups = [("tarball", "the"), ("in", "zz")]
+    groups: list[tuple[str, ...]] = [("tarball", "the"), ("in", "zz")]
     assert search_expressions(groups, FREQUENCIES, LARGE) == [
         '("tarball" OR "the") AND ("in" OR "zz")',
         '("tarball" OR "the")',
@@ -89,8 +89,7 @@ def test_every_term_is_quoted_and_every_query_term_can_still_match(
     # A term is matched first unless it is common.
     first = parsed[0] if parsed else set()
     assert all(
-        set(group) <= first
-        or max(frequencies.get(v, 0) for v in group) > COMMON_SHARE * documents
+        set(group) <= first or max(frequencies.get(v, 0) for v in group) > COMMON_SHARE * documents
         for group in groups
     )
 

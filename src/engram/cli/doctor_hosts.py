@@ -32,7 +32,6 @@ import json
 import os
 import queue
 import shlex
-import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -57,16 +56,6 @@ class Handshake:
     message: str
     latency_ms: float
     version: str | None = None
-
-
-def _stop(client: StdioClient) -> None:
-    if client.process.poll() is not None:
-        return
-    try:
-        client.close()
-    except subprocess.TimeoutExpired:
-        client.process.kill()
-        client.process.wait(timeout=5)
 
 
 def _exchange(client: StdioClient, expected: frozenset[str]) -> tuple[bool, str, str | None]:
@@ -113,7 +102,7 @@ def handshake(
         ok, message, version = False, "the server wrote something that is not JSON-RPC", None
     finally:
         latency = (time.perf_counter() - started) * 1000
-        _stop(client)
+        client.stop()  # closes its input; kills it if it does not exit in time
     return Handshake(ok, message, latency, version)
 
 

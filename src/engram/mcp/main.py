@@ -87,5 +87,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         format=LOG_FORMAT,
     )
     args = sys.argv[1:] if argv is None else argv
-    protocol_out = claim_stdout()
+    options = parse_options(args)
+    # Only a server that serves takes file descriptor 1 (--help and --version print to
+    # stderr and leave, whatever stdout is).
+    serving = not (options.show_help or options.show_version)
+    protocol_out = claim_stdout() if serving else sys.stdout.buffer
     sys.exit(run(args, sys.stdin.buffer, protocol_out, sys.stderr, os.environ, Path.cwd()))

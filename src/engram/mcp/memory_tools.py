@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.errors import ContractError, TrustedContextUnavailable
+from engram.errors import ContractError, InternalError, TrustedContextUnavailable
 from engram.host.profile import HostProfile, load_profile
 from engram.mcp.tools import CallContext, Tool, ToolResult
 from engram.memory.binding import MEMORY_TOOLS, tool_name
@@ -65,9 +65,12 @@ class MemoryTools:
         self.profile = profile
         self._memory: HostMemory | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def memory(self) -> HostMemory:
         with self._lock:
+            if self._closed:  # a worker still running after the server shut down
+                raise InternalError()
             if self._memory is None:
                 from engram.host.runtime import open_memory
 
@@ -79,6 +82,7 @@ class MemoryTools:
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:
+            self._closed = True
             if self._memory is not None:
                 self._memory.close()
                 self._memory = None

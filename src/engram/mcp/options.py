@@ -58,13 +58,14 @@ def parse_options(
 ) -> ServerOptions:
     """Parse arguments; unknown ones are collected in ``ignored``, never fatal.
 
-    Relative paths are taken from ``cwd`` (the process's working directory by default).
+    Relative paths are taken from ``cwd`` (the process's working directory by default);
+    ``~`` is the user's home, also where no shell expanded it (a host's configuration).
     """
     env = os.environ if environ is None else environ
     here = Path.cwd() if cwd is None else cwd
     flags = {"always_load": False, "elicitation": True, "show_help": False, "show_version": False}
     paths: dict[str, Path | None] = {
-        "host_profile": here / env["ENGRAM_HOST_PROFILE"]
+        "host_profile": here / Path(env["ENGRAM_HOST_PROFILE"]).expanduser()
         if env.get("ENGRAM_HOST_PROFILE")
         else None,
         "root": None,
@@ -85,7 +86,7 @@ def parse_options(
         elif name in ("--host-profile", "--root"):
             value = inline if has_value else (args.pop(0) if args else "")
             if value:
-                paths[name[2:].replace("-", "_")] = here / value
+                paths[name[2:].replace("-", "_")] = here / Path(value).expanduser()
             else:
                 ignored.append(arg)
         else:

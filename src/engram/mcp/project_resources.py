@@ -8,10 +8,13 @@ index plus the ``mcp.resource_limit`` most-used memories (configuration, default
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from engram.errors import ProjectError, ResourceNotFound, UnknownPrompt
 from engram.mcp.project_tools import ProjectTools
+
+if TYPE_CHECKING:
+    from engram.project.workspace import ProjectMemory
 
 __all__ = ["PROPOSE_PROMPT", "ProjectPrompts", "ProjectResources"]
 
@@ -43,7 +46,7 @@ class ProjectResources:
     def __init__(self, project: ProjectTools) -> None:
         self.project = project
 
-    def _memory(self) -> Any:
+    def _memory(self) -> ProjectMemory | None:
         try:
             return self.project.memory()
         except ProjectError:

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from engram.errors import ProjectError
+from engram.errors import InternalError, ProjectError
 from engram.mcp.options import ServerOptions
 from engram.mcp.project_schemas import CONTRACT_VERSION, ENVELOPE_OUTPUT, INPUT
 from engram.mcp.tools import CallContext, Tool, ToolResult
@@ -57,11 +57,14 @@ class ProjectTools:
         self.global_dir = options.global_dir
         self._memory: ProjectMemory | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def memory(self) -> ProjectMemory:
         from engram.compose import open_project
 
         with self._lock:
+            if self._closed:  # a worker still running after the server shut down
+                raise InternalError()
             if self._memory is None:
                 self._memory = open_project(self.start, watch=True, global_dir=self.global_dir)
             return self._memory
@@ -71,6 +74,7 @@ class ProjectTools:
 
     def __exit__(self, *exc: object) -> None:
         with self._lock:
+            self._closed = True
             if self._memory is not None:
                 self._memory.close()
                 self._memory = None

@@ -16,6 +16,7 @@ import hmac
 import json
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -57,7 +58,7 @@ class OpenState:
 class StateSealer:
     """Seals and opens request states with a per-process key."""
 
-    def __init__(self, key: bytes | None = None, clock: Any = None) -> None:
+    def __init__(self, key: bytes | None = None, clock: Callable[[], int] | None = None) -> None:
         self._key = key or secrets.token_bytes(32)
         self._now_ms = clock or (lambda: int(time.time() * 1000))
 

@@ -52,7 +52,10 @@ class ChangeFeed:
         self._watches = watches
 
     def drain(self) -> set[Path] | None:
-        """The paths touched since the last call; ``None`` if unknown (rescan all)."""
+        """The paths touched since the last call; ``None`` if unknown (rescan all, as
+        after :meth:`close`)."""
+        if self._fd < 0:
+            return None
         changed: set[Path] = set()
         while True:
             try:
@@ -76,7 +79,10 @@ class ChangeFeed:
                     changed.add(self._watches[wd] / name if name else self._watches[wd])
 
     def close(self) -> None:
-        os.close(self._fd)
+        """Stop watching; never reads the descriptor (or its number's next owner) again."""
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
 
 
 def open_change_feed(directories: list[Path]) -> ChangeFeed | None:

@@ -18,9 +18,11 @@ from engram.testing.clients import (
     InProcessClient,
     LineClient,
     Served,
+    StartServer,
     StdioClient,
     serve_lines,
     server_command,
+    start_in_process,
 )
 from engram.testing.governed import (
     DIGEST,
@@ -34,7 +36,7 @@ from engram.testing.governed import (
     mutate,
     now_ms,
 )
-from engram.testing.projects import ENGRAM, Project, StartServer, new_project, run_engram
+from engram.testing.projects import ENGRAM, Project, new_project, run_engram
 from engram.testing.wire import (
     ELICIT_CAPS,
     call,
@@ -74,5 +76,6 @@ __all__ = [
     "run_engram",
     "serve_lines",
     "server_command",
+    "start_in_process",
     "value",
 ]

@@ -16,6 +16,7 @@ Every wait is bounded by the client's ``timeout``.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import json
@@ -29,7 +30,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Self, TextIO, cast
+from typing import IO, Any, BinaryIO, Protocol, Self, TextIO, cast
 
 __all__ = [
     "MODERN_META",
@@ -37,10 +38,12 @@ __all__ = [
     "LineClient",
     "Serve",
     "Served",
+    "StartServer",
     "StdioClient",
     "Trace",
     "serve_lines",
     "server_command",
+    "start_in_process",
 ]
 
 #: The ``_meta`` envelope of a 2026-07-28 request from a client with no capabilities.
@@ -69,8 +72,8 @@ def server_command() -> list[str]:
 class LineClient:
     """Newline-delimited JSON-RPC over a server's input and output streams.
 
-    A subclass starts the server, hands its streams to :meth:`_attach`, and says in
-    :meth:`_finish` how the server ends.
+    A subclass starts the server, hands its streams to :meth:`_attach`, says in
+    :meth:`_wait` how the server ends and in :meth:`_kill` how it is made to.
     """
 
     timeout: float
@@ -81,7 +84,9 @@ class LineClient:
         self._ids = itertools.count(1)
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._input: IO[bytes] | None = None
-        self._readers: list[threading.Thread] = []
+        #: Each stream the client reads, with the thread reading it to its end.
+        self._readers: list[tuple[IO[bytes], threading.Thread]] = []
+        self._status: int | None = None
 
     def _attach(self, server_input: IO[bytes], server_output: IO[bytes]) -> None:
         self._input = server_input
@@ -96,7 +101,7 @@ class LineClient:
             end()
 
         reader = threading.Thread(target=pump, name="engram-client-reader", daemon=True)
-        self._readers.append(reader)
+        self._readers.append((stream, reader))
         reader.start()
 
     @property
@@ -117,6 +122,7 @@ class LineClient:
         """The next message from the server."""
         line = self._lines.get(timeout=self.timeout)
         if line is None:
+            self._lines.put(None)  # every later receive sees the end too
             raise EOFError("engram-mcp closed its output")
         message: dict[str, Any] = json.loads(line)
         if self._trace is not None:
@@ -151,28 +157,53 @@ class LineClient:
     def close_input(self) -> None:
         """End the server's input (as a client that hangs up does)."""
         if self._input is not None and not self._input.closed:
-            self._input.close()
+            with contextlib.suppress(BrokenPipeError):  # the server ended without reading
+                self._input.close()
 
     def close(self) -> int:
-        """End the server's input, wait for it to finish; returns its exit status."""
-        self.close_input()
-        status = self._finish()
-        for reader in self._readers:
-            reader.join(self.timeout)
-        return status
+        """End the server's input, wait for it to finish; returns its exit status.
 
-    def _finish(self) -> int:
+        Closing twice returns the same status.
+        """
+        if self._status is None:
+            self.close_input()
+            self._status = self._wait()
+            self._release()
+        return self._status
+
+    def stop(self) -> None:
+        """Make sure the server is gone and everything the client holds is released
+        (after a test, whatever state it left): close as :meth:`close` does, and kill
+        the server only if it has not finished within the timeout."""
+        if self._status is not None:
+            return
+        self.close_input()
+        try:
+            self._status = self._wait()
+        except TimeoutError:
+            self._status = self._kill()
+        self._release()
+
+    def _release(self) -> None:
+        """Close each stream the client reads once its reader has reached the end (a
+        stream is never closed under a reader still reading it)."""
+        for stream, reader in self._readers:
+            reader.join(self.timeout)
+            if not reader.is_alive():
+                stream.close()
+
+    def _wait(self) -> int:
+        """Wait for the server to finish; its status (``TimeoutError`` past the timeout)."""
+        raise NotImplementedError
+
+    def _kill(self) -> int:
+        """End the server now; its status."""
         raise NotImplementedError
 
     @property
     def running(self) -> bool:
         """Whether the server is still serving."""
         raise NotImplementedError
-
-    def stop(self) -> None:
-        """Make sure the server is gone (after a test, whatever state it left)."""
-        if self.running:
-            self.close()
 
     def __enter__(self) -> Self:
         return self
@@ -219,28 +250,22 @@ class StdioClient(LineClient):
     def running(self) -> bool:
         return self.process.poll() is None
 
-    def _finish(self) -> int:
-        status = self.process.wait(timeout=self.timeout)
-        # The readers end at end of output; only then are their streams closed, so a
-        # reader is never left reading a closed file.
-        for reader in self._readers:
-            reader.join(self.timeout)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
-        return status
+    def _wait(self) -> int:
+        try:
+            return self.process.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired as expired:
+            raise TimeoutError(f"engram-mcp did not exit within {self.timeout} s") from expired
 
-    def stop(self) -> None:
-        if self.running:
-            self.process.kill()
-        self.close()
+    def _kill(self) -> int:
+        self.process.kill()
+        return self.process.wait(timeout=self.timeout)
 
 
-def _log_handler(stderr: io.StringIO, level: str) -> logging.Handler:
+def _log_handler(stderr: io.StringIO, level: int) -> logging.Handler:
     from engram.mcp.main import LOG_FORMAT
 
     handler = logging.StreamHandler(stderr)
-    handler.setLevel(level.upper())
+    handler.setLevel(level)
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     return handler
 
@@ -252,9 +277,10 @@ class InProcessClient(LineClient):
     to this process's environment, which is not changed). While the client is open,
     the records of the ``engram`` loggers at ``ENGRAM_LOG_LEVEL`` (WARNING) and above
     are written to its :attr:`stderr` as the command writes them: those of every
-    server in this process, since loggers are shared. The server's input and output
-    are OS pipes, so a write blocks when the server is not reading, as on stdio.
-    ``serve`` composes another server the same way (a test's own tool table).
+    server in this process, since loggers are shared (the ``engram`` logger's level is
+    lowered to that level meanwhile). The server's input and output are OS pipes, so a
+    write blocks when the server is not reading, as on stdio. ``serve`` composes
+    another server the same way (a test's own tool table).
     """
 
     def __init__(
@@ -275,13 +301,20 @@ class InProcessClient(LineClient):
         to_server, from_client = _pipe()
         to_client, from_server = _pipe()
         self._stderr = io.StringIO()
-        self._status: int | None = None
-        self._log = _log_handler(self._stderr, environ.get("ENGRAM_LOG_LEVEL", "WARNING"))
-        logging.getLogger("engram").addHandler(self._log)
+        self._ended: int | None = None
+        level = logging.getLevelName(environ.get("ENGRAM_LOG_LEVEL", "WARNING").upper())
+        self._level = level if isinstance(level, int) else logging.WARNING
+        self._logger = logging.getLogger("engram")
+        self._previous_level: int | None = None
+        if self._logger.getEffectiveLevel() > self._level:
+            self._previous_level = self._logger.level
+            self._logger.setLevel(self._level)
+        self._log = _log_handler(self._stderr, self._level)
+        self._logger.addHandler(self._log)
 
         def serving() -> None:
             try:
-                self._status = composed(
+                self._ended = composed(
                     list(args), to_server, from_server, self._stderr, environ, cwd or Path.cwd()
                 )
             finally:
@@ -300,20 +333,45 @@ class InProcessClient(LineClient):
     def running(self) -> bool:
         return self._server.is_alive()
 
-    def _finish(self) -> int:
+    def _wait(self) -> int:
         self._server.join(self.timeout)
-        logging.getLogger("engram").removeHandler(self._log)
         if self._server.is_alive():
             raise TimeoutError(f"engram-mcp did not finish within {self.timeout} s")
-        if self._status is None:
+        if self._ended is None:
             raise RuntimeError("engram-mcp ended by an exception (see the test's output)")
-        return self._status
+        return self._ended
+
+    def _kill(self) -> int:
+        # A thread cannot be killed: the server was told its input ended and is left to
+        # finish on its own (a daemon thread, gone with the process).
+        return -1
+
+    def _release(self) -> None:
+        super()._release()
+        self._logger.removeHandler(self._log)
+        if self._previous_level is not None:
+            self._logger.setLevel(self._previous_level)
 
 
 def _pipe() -> tuple[BinaryIO, BinaryIO]:
     """An OS pipe as (read end, write end) binary files."""
     read_fd, write_fd = os.pipe()
     return cast(BinaryIO, os.fdopen(read_fd, "rb")), cast(BinaryIO, os.fdopen(write_fd, "wb"))
+
+
+class StartServer(Protocol):
+    """Starts a server the way a test asks: ``start(*args, cwd=..., env=...)``."""
+
+    def __call__(
+        self, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> LineClient: ...
+
+
+def start_in_process(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> InProcessClient:
+    """:class:`InProcessClient` with the arguments spread, as a :class:`StartServer`."""
+    return InProcessClient(args, cwd=cwd, env=env)
 
 
 @dataclass(frozen=True)
@@ -355,11 +413,15 @@ def serve_lines(
         )
         return Served(done.stdout, done.stderr.decode("utf-8", "replace"), done.returncode)
     client = InProcessClient(args, cwd=cwd, env=env, timeout=timeout)
-    # The client's reader keeps whatever the server writes, so writing every line
-    # before reading any cannot deadlock.
-    assert client._input is not None
-    client._input.write(data)
-    status = client.close()
+    try:
+        # The client's reader keeps whatever the server writes, so writing every line
+        # before reading any cannot deadlock.
+        assert client._input is not None
+        with contextlib.suppress(BrokenPipeError):  # a server that reads nothing
+            client._input.write(data)
+        status = client.close()
+    finally:
+        client.stop()
     output = []
     while (line := client._lines.get_nowait()) is not None:
         output.append(line)

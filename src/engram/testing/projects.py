@@ -10,20 +10,17 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engram.testing.clients import InProcessClient, LineClient
+from engram.testing.clients import LineClient, StartServer, start_in_process
 
-__all__ = ["ENGRAM", "Project", "StartServer", "new_project", "run_engram"]
+__all__ = ["ENGRAM", "Project", "new_project", "run_engram"]
 
 #: The ``engram`` command installed next to this interpreter.
 ENGRAM = Path(sys.executable).with_name("engram")
-
-#: Starts a server: ``(*args, cwd=..., env=...)`` → a client (in this process, or not).
-StartServer = Callable[..., LineClient]
 
 
 def run_engram(
@@ -48,7 +45,7 @@ class Project:
 
     root: Path
     global_dir: Path
-    start_server: StartServer = InProcessClient
+    start_server: StartServer = start_in_process
 
     @property
     def env(self) -> dict[str, str]:
@@ -111,7 +108,7 @@ class Project:
         return path
 
 
-def new_project(root: Path, start_server: StartServer = InProcessClient) -> Project:
+def new_project(root: Path, start_server: StartServer = start_in_process) -> Project:
     """``engram init`` in ``root`` (created), with a private global folder beside it."""
     from engram.project.layout import init_layout
 
