@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from engram.host.setup import keys_for_store
 from engram.memory.engine import MemoryEngine
 from engram.memory.validation import format_instant
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from engram.testing import capture_args
+from engram.testing import capture_args, now_ms
 
 PURPOSE = "purpose:release"
 ARGS = [
@@ -40,7 +39,7 @@ HOUR = 3_600_000
 REQUEST_ID = re.compile(r"conf_[a-z2-7]{24}")
 #: One valid-time start for every capture, so equal texts are equal payloads; a minute
 #: in the past, so records are current in real time.
-VALID_T = int(time.time() * 1000) - 60_000
+VALID_T = now_ms() - 60_000
 
 
 def _host(*args: str | Path) -> Result:
@@ -56,10 +55,6 @@ def _init(directory: Path, *extra: str | Path) -> Path:
 @pytest.fixture
 def profile(tmp_path: Path) -> Path:
     return _init(tmp_path / "h")
-
-
-def _now() -> int:
-    return int(time.time() * 1000)
 
 
 def _capture_args(text: str, key: str, **payload: Any) -> dict[str, Any]:
@@ -134,7 +129,7 @@ def test_pending_says_nothing_is_waiting_on_a_fresh_store(profile: Path) -> None
 
 def test_pending_lists_the_request_a_gate_failed_forget_left(profile: Path) -> None:
     record_id = _admit(profile)
-    before = _now()
+    before = now_ms()
 
     refused = _agent_call(profile, "forget", _forget_args(record_id))
 
@@ -147,7 +142,7 @@ def test_pending_lists_the_request_a_gate_failed_forget_left(profile: Path) -> N
     listed = _pending_json(profile)
     [request] = listed["confirmations"]
     assert REQUEST_ID.fullmatch(request["request_id"])
-    assert before <= request["created_ms"] <= _now()
+    assert before <= request["created_ms"] <= now_ms()
     assert listed == {
         "confirmations": [
             {
@@ -326,7 +321,7 @@ def _admitted_in_the_past(profile: Path, past_ms: int) -> str:
 
 
 def test_sweep_expires_a_record_past_its_instant_and_reports_it(profile: Path) -> None:
-    record_id = _admitted_in_the_past(profile, _now() - 2 * HOUR)
+    record_id = _admitted_in_the_past(profile, now_ms() - 2 * HOUR)
 
     result = _host("sweep", "--host-profile", profile)
 

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from engram.testing import ELICIT_CAPS, MODERN_META, InProcessClient, LineClient, legacy_init
+from engram.testing import (
+    ELICIT_CAPS,
+    MODERN_META,
+    InProcessClient,
+    LineClient,
+    legacy_init,
+    tool_request,
+)
 from tests.mcp import elicit_server
 
 #: The confirmation form of the elicit_server's ``confirm_write`` tool, and a yes to it.
@@ -39,12 +46,7 @@ def _written(log: Path) -> list[str]:
 
 
 def _write_request(note: str = "n1") -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 50,
-        "method": "tools/call",
-        "params": {"name": "confirm_write", "arguments": {"note": note}},
-    }
+    return tool_request(50, "confirm_write", {"note": note})
 
 
 def _outcome(reply: dict[str, Any]) -> str:

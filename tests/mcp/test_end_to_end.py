@@ -29,6 +29,7 @@ from engram.testing import (
     legacy_init,
     new_project,
     now_ms,
+    tool_request,
 )
 
 pytestmark = pytest.mark.e2e
@@ -79,12 +80,7 @@ def _capture(number: int) -> dict[str, Any]:
         key=f"agent-a.crash.capture-{number:04d}",
         valid_time={"t": VALID_T},
     )
-    return {
-        "jsonrpc": "2.0",
-        "id": number,
-        "method": "tools/call",
-        "params": {"name": "engram_memory_capture", "arguments": arguments},
-    }
+    return tool_request(number, "engram_memory_capture", arguments)
 
 
 def test_a_server_killed_mid_stream_keeps_every_acknowledged_capture(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from engram.testing import (
     host_profile,
     legacy_init,
     server_command,
+    tool_request,
     value,
 )
 
@@ -81,14 +82,7 @@ def test_legacy_dialog_shows_operation_target_and_reason_never_memory_text(
     server = start_server("--host-profile", str(_profile(tmp_path)))
     legacy_init(server, {"elicitation": {}})
     record = _admit(server)
-    server.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 90,
-            "method": "tools/call",
-            "params": {"name": "engram_memory_forget", "arguments": _forget(record)},
-        }
-    )
+    server.send(tool_request(90, "engram_memory_forget", _forget(record)))
     ask = server.receive()
     assert ask["method"] == "elicitation/create"
     message = ask["params"]["message"]
@@ -122,14 +116,7 @@ def test_legacy_dialog_anything_but_approval_executes_nothing(
     server = start_server("--host-profile", str(profile))
     legacy_init(server, {"elicitation": {"form": {}}})
     record = _admit(server)
-    server.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 90,
-            "method": "tools/call",
-            "params": {"name": "engram_memory_forget", "arguments": _forget(record)},
-        }
-    )
+    server.send(tool_request(90, "engram_memory_forget", _forget(record)))
     ask = server.receive()
     server.send({"jsonrpc": "2.0", "id": ask["id"], "result": answer})
     reply = server.receive()["result"]

@@ -28,11 +28,9 @@ from engram.testing import (
     legacy_init,
     new_project,
     server_command,
+    tool_request,
 )
-from tests.safety.samples import aws_access_key_id
-
-#: An AWS-style access key id, built when the tests run (no literal credential).
-KEY = aws_access_key_id()
+from tests.safety.samples import KEY
 
 LONG_RULE = (
     "Every public function in the billing service carries a docstring explaining its invariants"
@@ -141,14 +139,7 @@ def _legacy(project: Project, *args: str, **env: str) -> LineClient:
 
 def _ask(server: LineClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Call a tool and return the ``elicitation/create`` request it sends."""
-    server.send(
-        {
-            "jsonrpc": "2.0",
-            "id": CALL_ID,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-    )
+    server.send(tool_request(CALL_ID, name, arguments))
     ask = server.receive()
     assert ask["method"] == "elicitation/create", ask
     return ask
@@ -361,14 +352,7 @@ def test_a_legacy_dialog_timeout_falls_back_to_the_token_flow(project: Project) 
 
 def _first_answer(server: LineClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Call a tool; the very next message must be its response (no dialog)."""
-    server.send(
-        {
-            "jsonrpc": "2.0",
-            "id": CALL_ID,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-    )
+    server.send(tool_request(CALL_ID, name, arguments))
     response = server.receive()
     assert response.get("id") == CALL_ID, response
     return response

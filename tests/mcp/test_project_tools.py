@@ -30,10 +30,7 @@ from engram.testing import (
     new_project,
     run_engram,
 )
-from tests.safety.samples import aws_access_key_id
-
-#: An AWS-style access key id, built when the tests run (no literal credential).
-KEY = aws_access_key_id()
+from tests.safety.samples import KEY
 
 PROJECT_TOOLS = [
     "engram_load",

@@ -37,6 +37,11 @@ class Memory:
         assert envelope["ok"] is False, envelope
         return str(envelope["error"]["code"])
 
+    def capture(self, text: str, key: str, who: Binding | None = None, **payload: Any) -> str:
+        """Capture ``text`` under ``key``; the candidate id."""
+        arguments = capture_args(text=text, key=key, **payload)
+        return str(self.value("capture", arguments, who)["candidate_id"])
+
     def admit(self, text: str, key: str, who: Binding | None = None) -> str:
         captured = self.value("capture", capture_args(text=text, key=key + ".capture-000001"), who)
         outcome = self.value(

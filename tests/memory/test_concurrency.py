@@ -12,19 +12,10 @@ import pytest
 from engram.memory.binding import Scope
 from engram.memory.journal import first_bad_cursor
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from engram.testing import LineClient, StdioClient, current_capture_args, host_profile
+from engram.testing import LineClient, StdioClient, current_capture_args, host_profile, tool_request
 
 PROCESSES = 4
 EACH = 20
-
-
-def _request(number: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": number,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
 
 
 def _values(client: LineClient, count: int) -> list[dict[str, Any]]:
@@ -49,9 +40,9 @@ def test_four_processes_capture_and_admit_at_once_without_loss_or_duplicates(
             arguments = current_capture_args(
                 text=f"fact {i} from agent {n}", key=f"agent-{n}-capture-{i:04d}"
             )
-            client.send(_request(i, "engram_memory_capture", arguments))
+            client.send(tool_request(i, "engram_memory_capture", arguments))
         # The same key from one principal twice, racing itself: one candidate.
-        client.send(_request(EACH, "engram_memory_capture", arguments))
+        client.send(tool_request(EACH, "engram_memory_capture", arguments))
     captured = [_values(client, EACH + 1) for client in clients]
     for values in captured:
         assert values[-1] == {**values[-2], "status": "duplicate_exact"}
@@ -61,7 +52,7 @@ def test_four_processes_capture_and_admit_at_once_without_loss_or_duplicates(
                 "candidate_id": value["candidate_id"],
                 "idempotency_key": f"agent-{n}-admit-{i:04d}",
             }
-            client.send(_request(i, "engram_memory_request_admission", arguments))
+            client.send(tool_request(i, "engram_memory_request_admission", arguments))
     admitted = [_values(client, EACH) for client in clients]
     assert all(client.close() == 0 for client in clients)
 

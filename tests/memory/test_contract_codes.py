@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
@@ -38,7 +37,7 @@ from engram.memory.schemas import OUTPUT_SCHEMAS
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant
 from engram.store.sqlite.memory_store import SqliteMemoryStore
-from engram.testing import NOW, PURPOSE, Clock, binding, capture_args, host_profile
+from engram.testing import NOW, PURPOSE, Clock, binding, capture_args, host_profile, now_ms
 from tests.memory.conftest import Memory
 from tests.memory.conftest import open_memory as open_test_memory
 
@@ -123,11 +122,6 @@ def _refused(envelope: dict[str, Any], code: str) -> None:
 
 def _host(memory: Memory) -> Maintenance:
     return Maintenance(memory.engine, binding().scope)
-
-
-def _capture(memory: Memory, text: str, key: str, **payload: Any) -> str:
-    arguments = capture_args(text=text, key=key, **payload)
-    return str(memory.value("capture", arguments)["candidate_id"])
 
 
 def _admission(memory: Memory, candidate_id: str, key: str) -> dict[str, Any]:
@@ -288,10 +282,10 @@ def test_the_error_tree_holds_exactly_the_contracts_codes() -> None:
 def _ready(memory: Memory, tool: str) -> tuple[dict[str, Any], str]:
     """Arguments for one ``tool`` call that would succeed now, and its journal operation."""
     if tool == "request_admission":
-        candidate = _capture(memory, TEXT, "unknown.capture-0001")
+        candidate = memory.capture(TEXT, "unknown.capture-0001")
         return {"candidate_id": candidate, "idempotency_key": "unknown.admission-01"}, "admission"
     if tool == "withdraw":
-        arguments = _withdraw_args(_capture(memory, TEXT, "unknown.capture-0001"))
+        arguments = _withdraw_args(memory.capture(TEXT, "unknown.capture-0001"))
         _approve(memory, "withdraw", arguments)
         return arguments, "withdraw"
     arguments = _forget_args(memory.admit(TEXT, "unknown"))
@@ -473,7 +467,7 @@ def _held(memory: Memory) -> str:
     """A ``pending_adjudication`` candidate: forgotten content captured again."""
     forgotten = memory.admit(TEXT, "origin")
     _confirmed(memory, "forget", _forget_args(forgotten))
-    again = _capture(memory, TEXT, "again.capture-000001")
+    again = memory.capture(TEXT, "again.capture-000001")
     held = _admission(memory, again, "again.admission-0001")["output"]["value"]["outcome"]
     assert held["status"] == "pending_adjudication"
     return again
@@ -520,8 +514,8 @@ def test_an_admission_rejection_destroys_the_candidates_key_at_once(memory: Memo
 def test_a_withdraw_key_reused_for_another_reason_or_candidate_is_digest_conflict(
     memory: Memory,
 ) -> None:
-    first = _capture(memory, "First draft.", "first.capture-00001")
-    second = _capture(memory, "Second draft.", "second.capture-0001")
+    first = memory.capture("First draft.", "first.capture-00001")
+    second = memory.capture("Second draft.", "second.capture-0001")
     done = _confirmed(memory, "withdraw", _withdraw_args(first))["output"]["value"]
 
     other_reason = memory.call("withdraw", _withdraw_args(first, reason="reason:other"))
@@ -591,7 +585,7 @@ def test_cleanup_under_an_old_reader_is_pending_until_the_sweep_finishes_it(
     quick: Memory, clock: Clock, tool: str, status: str
 ) -> None:
     if tool == "withdraw":
-        owner = _capture(quick, TEXT, "purge.capture-00001")
+        owner = quick.capture(TEXT, "purge.capture-00001")
         arguments = _withdraw_args(owner)
     else:
         owner = quick.admit(TEXT, "purge")
@@ -654,7 +648,7 @@ def _profile(tmp_path: Path, name: str = "host", **options: Any) -> Path:
 def test_opening_memory_expires_records_whose_instant_passed(tmp_path: Path) -> None:
     path = _profile(tmp_path)
     profile = load_profile(path)
-    earlier = Clock(int(time.time() * 1000) - 10 * DAY)
+    earlier = Clock(now_ms() - 10 * DAY)
     engine = MemoryEngine(
         SqliteMemoryStore(profile.store), load_keyring(profile.keys), profile.policy, clock=earlier
     )
@@ -987,7 +981,7 @@ def test_real_envelopes_of_all_six_tools_match_their_published_output_schemas(
     check("search", {"query": "nightly", "purpose_ref": PURPOSE, "page_cursor": "forged"})
     check("get", {"record_id": record_id, "purpose_ref": PURPOSE})
     check("get", {"record_id": "mem_" + "a" * 52, "purpose_ref": PURPOSE})
-    draft = _withdraw_args(_capture(memory, "A wrong draft.", "schema.capture-0003"))
+    draft = _withdraw_args(memory.capture("A wrong draft.", "schema.capture-0003"))
     check("withdraw", draft)  # gate_failed
     _confirm_request(memory, draft["candidate_id"])
     check("withdraw", draft)

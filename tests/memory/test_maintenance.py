@@ -69,10 +69,6 @@ def _withdraw(memory: Memory, candidate_id: str, key: str = "withdraw-key-000000
     return _confirmed(memory, "withdraw", arguments)
 
 
-def _capture(memory: Memory, text: str, key: str, **payload: Any) -> str:
-    return str(memory.value("capture", capture_args(text=text, key=key, **payload))["candidate_id"])
-
-
 def _admission(memory: Memory, candidate_id: str, key: str) -> dict[str, Any]:
     outcome: dict[str, Any] = memory.value(
         "request_admission", {"candidate_id": candidate_id, "idempotency_key": key}
@@ -184,10 +180,10 @@ def test_a_backup_never_holds_pending_rejected_or_withdrawn_candidates(
     pending_marker = "Pendingmarker quillfeather never admitted."
     withdrawn_marker = "Withdrawnmarker xylophage drafted in error."
     kept = memory.admit("Kept fact about the build cache.", "kept-fact")
-    pending = _capture(memory, pending_marker, "pending.capture-00001")
-    rejected = _capture(memory, SECRET_TEXT, "rejected.capture-0001")
+    pending = memory.capture(pending_marker, "pending.capture-00001")
+    rejected = memory.capture(SECRET_TEXT, "rejected.capture-0001")
     assert _admission(memory, rejected, "rejected.admission-01")["status"] == "rejected"
-    withdrawn = _capture(memory, withdrawn_marker, "withdrawn.capture-001")
+    withdrawn = memory.capture(withdrawn_marker, "withdrawn.capture-001")
     withdrawal = _withdraw(memory, withdrawn)
     assert withdrawal["key_destruction"] == "complete"
     assert withdrawal["receipt"]["to_state"] == "withdrawn"
@@ -390,7 +386,7 @@ def test_forgotten_content_is_unrecoverable_from_the_store_file_and_a_later_back
 
 
 def test_withdraw_reports_key_destruction_complete(memory: Memory) -> None:
-    candidate = _capture(memory, "A draft that was wrong.", "draft.capture-000001")
+    candidate = memory.capture("A draft that was wrong.", "draft.capture-000001")
 
     withdrawn = _withdraw(memory, candidate)
 
@@ -413,7 +409,7 @@ def test_withdraw_reports_key_destruction_complete(memory: Memory) -> None:
 def test_rotation_rewraps_every_data_key_and_records_still_read(memory: Memory) -> None:
     first = memory.admit("First fact sealed under k1.", "rotate-one")
     second = memory.admit("Second fact sealed under k1.", "rotate-two")
-    pending = _capture(memory, "A pending draft under k1.", "rotate-pending-cap-1")
+    pending = memory.capture("A pending draft under k1.", "rotate-pending-cap-1")
     before = {record_id: _get(memory, record_id) for record_id in (first, second)}
 
     result = rotate_keys(memory.engine)
@@ -423,7 +419,7 @@ def test_rotation_rewraps_every_data_key_and_records_still_read(memory: Memory) 
         assert _without_audit(_get(memory, record_id)) == _without_audit(envelope)
     with memory.engine.store.read() as reader:
         assert reader.kek_ids_in_use() == {"k2"}
-    fresh = _capture(memory, "Captured after the rotation.", "rotate-after-cap-001")
+    fresh = memory.capture("Captured after the rotation.", "rotate-after-cap-001")
     assert _kek_of(memory, fresh) == "k2"
     outcome = _admission(memory, pending, "rotate-pending-adm-1")
     assert outcome["status"] == "accepted"
@@ -464,7 +460,7 @@ def test_an_engine_opened_before_a_rotation_seals_new_items_under_the_new_kek(
     early = _sibling(memory, "memory.db")
 
     rotate_keys(memory.engine)
-    candidate = _capture(early, "Sealed by a server started before rotation.", "early-cap-0000001")
+    candidate = early.capture("Sealed by a server started before rotation.", "early-cap-0000001")
 
     assert _kek_of(memory, candidate) == "k2"
     with memory.engine.store.read() as reader:
@@ -478,7 +474,7 @@ def test_an_item_sealed_by_an_engine_opened_before_two_rotations_stays_readable(
     rotate_keys(memory.engine)
     rotate_keys(memory.engine)
 
-    candidate = _capture(early, "Sealed after two rotations by an old server.", "old-server-cap-01")
+    candidate = early.capture("Sealed after two rotations by an old server.", "old-server-cap-01")
     fresh = _sibling(memory, "memory.db")
     outcome = fresh.value(
         "request_admission", {"candidate_id": candidate, "idempotency_key": "old-server-adm-01"}
@@ -515,7 +511,7 @@ def test_after_revoke_every_tool_call_of_the_principal_is_authorization_revoked(
 ) -> None:
     alice = binding(principal="alice")
     record_id = memory.admit("A fact alice admitted.", "alice-fact", alice)
-    candidate = _capture(memory, "A draft alice left pending.", "alice-draft-cap-01")
+    candidate = memory.capture("A draft alice left pending.", "alice-draft-cap-01")
 
     _maintenance(memory).revoke("alice")
 
@@ -537,7 +533,7 @@ def test_a_revoked_principals_gated_call_never_reaches_the_dialog(
 ) -> None:
     alice = binding(principal="alice")
     record_id = memory.admit("A fact alice admitted.", "alice-fact", alice)
-    candidate = _capture(memory, "A draft alice left pending.", "alice-draft-cap-01")
+    candidate = memory.capture("A draft alice left pending.", "alice-draft-cap-01")
     _maintenance(memory).revoke("alice")
     asked: list[Any] = []
 

@@ -49,6 +49,10 @@ def aws_access_key_id(prefix: str = "AKIA", seed: int = 0) -> str:
     return prefix + fake(UPPER_DIGITS, 16, seed)
 
 
+#: One AWS-style access key id for tests that only need some credential.
+KEY = aws_access_key_id()
+
+
 def github_token(prefix: str = "ghp_", seed: int = 0) -> str:
     if prefix == "github_pat_":
         return f"github_pat_{fake(ALNUM, 22, seed)}_{fake(ALNUM, 59, seed)}"

@@ -12,6 +12,7 @@ a test, through :mod:`engram.testing`) can serve in its own process exactly what
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import sys
@@ -91,5 +92,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     # Only a server that serves takes file descriptor 1 (--help and --version print to
     # stderr and leave, whatever stdout is).
     serving = not (options.show_help or options.show_version)
-    protocol_out = claim_stdout() if serving else sys.stdout.buffer
+    protocol_out = claim_stdout() if serving else io.BytesIO()  # nothing is written to it
     sys.exit(run(args, sys.stdin.buffer, protocol_out, sys.stderr, os.environ, Path.cwd()))

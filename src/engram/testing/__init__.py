@@ -8,7 +8,9 @@
   host profiles on disk.
 - :mod:`engram.testing.projects`: a temporary project with engram memory.
 
-Nothing here is imported by ``engram`` or ``engram-mcp`` themselves.
+``engram-mcp`` never imports it (the architecture test checks); ``engram demo`` and
+``engram doctor`` start the real server with its :class:`StdioClient`. It needs nothing
+beyond engram's own dependencies (no pytest).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from engram.testing.wire import (
     elicit_meta,
     envelope,
     legacy_init,
+    tool_request,
     value,
 )
 
@@ -77,5 +80,6 @@ __all__ = [
     "serve_lines",
     "server_command",
     "start_in_process",
+    "tool_request",
     "value",
 ]

@@ -15,11 +15,24 @@ __all__ = [
     "elicit_meta",
     "envelope",
     "legacy_init",
+    "tool_request",
     "value",
 ]
 
 #: Client capabilities that declare form elicitation.
 ELICIT_CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
+
+
+def tool_request(
+    request_id: int | str, name: str, arguments: dict[str, Any], **params: Any
+) -> dict[str, Any]:
+    """A whole ``tools/call`` request message, for a client that sends it itself."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, **params},
+    }
 
 
 def call(client: LineClient, name: str, arguments: dict[str, Any], **extra: Any) -> dict[str, Any]:
