@@ -136,13 +136,18 @@ def locomo(directory: Path, context: bool = False) -> Iterator[Corpus]:
         yield Corpus(f"locomo/{path.stem}", documents, queries)
 
 
+def _cited(text: str, citation: str) -> str:
+    """The memory as an agent writes it: with its citation, once."""
+    return text if citation in text else f"{text} ({citation})"
+
+
 def coding(language: str) -> Corpus:
     """The coding-agent set in one language."""
     import coding_set
 
     built = coding_set.build()
     documents = [
-        Document(item.concept, f"{item.text} (see {item.citation})", item.title, state=item.state)
+        Document(item.concept, _cited(item.text, item.citation), item.title, state=item.state)
         for item in built.items
         if item.language == language
     ]
