@@ -162,11 +162,18 @@ def coding(language: str) -> Corpus:
 # --- faces -------------------------------------------------------------------------------
 
 
-def governed(corpus: Corpus, work: Path) -> Searcher:
-    """Capture and admit every document into a fresh store; search through the engine."""
+def governed(corpus: Corpus, work: Path, semantic: bool = False) -> Searcher:
+    """Capture and admit every document into a fresh store; search through the engine
+    (lexical only, or with the semantic projection built)."""
+    from engram.search.embedding import load_embedder
+
     clock = Clock(NOW)
     store = SqliteMemoryStore(work / "memory.db", "normal")
-    engine = MemoryEngine(store, create_keyring(work / "memory.db.keys"), clock=clock)
+    embedder = load_embedder() if semantic else None
+    if semantic and embedder is None:
+        raise SystemExit("the hybrid face needs the semantic extra: pip install '.[semantic]'")
+    keyring = create_keyring(work / "memory.db.keys")
+    engine = MemoryEngine(store, keyring, clock=clock, embedder=embedder)
     who = binding(tenant="bench", workspace=corpus.name)
     keys: dict[str, str] = {}
     for number, document in enumerate(corpus.documents):
@@ -182,6 +189,7 @@ def governed(corpus: Corpus, work: Path) -> Searcher:
             }
             forgotten = engine.call("forget", arguments, who, lambda operation: True)
             assert forgotten["ok"], forgotten
+    engine.refresh_semantic(who.scope)
 
     def search(query: str) -> tuple[list[str], int]:
         arguments = {"query": query, "purpose_ref": PURPOSE, "limit": LIMIT}
@@ -290,9 +298,15 @@ def bm25(corpus: Corpus, work: Path) -> Searcher:
     return search
 
 
+def hybrid(corpus: Corpus, work: Path) -> Searcher:
+    """Governed memory with its semantic projection: both channels, fused."""
+    return governed(corpus, work, semantic=True)
+
+
 FACES: dict[str, Callable[[Corpus, Path], Searcher]] = {
     "bm25": bm25,
     "governed": governed,
+    "hybrid": hybrid,
     "project": project,
 }
 

@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "search": {"errors"},
     "memory": {"errors", "canonical", "crypto", "search", "safety"},
     "store": {"errors", "memory", "project", "search"},
-    "host": {"errors", "canonical", "crypto", "memory", "store"},
+    "host": {"errors", "canonical", "crypto", "memory", "search", "store"},
     "project": {"errors", "canonical", "search", "safety"},
     "compose": {"project", "store"},
     "mcp": {"errors", "protocol", "canonical", "memory", "host", "project", "compose", "__init__"},

@@ -35,8 +35,11 @@ def open_engine(
     policy: HostPolicy | None = None,
     admission_policy: AdmissionPolicy | None = None,
     durability: str = "full",
+    semantic: bool = True,
 ) -> MemoryEngine:
-    """An engine over a SQLite store and its key directory."""
+    """An engine over a SQLite store and its key directory; with the semantic channel
+    when ``semantic`` and the ``semantic`` extra is installed."""
+    from engram.search.embedding import load_embedder
     from engram.store.sqlite.memory_store import SqliteMemoryStore
 
     return MemoryEngine(
@@ -44,6 +47,7 @@ def open_engine(
         load_keyring(keys),
         policy,
         admission_policy,
+        embedder=load_embedder() if semantic else None,
     )
 
 
@@ -78,8 +82,11 @@ def binding_of(profile: HostProfile, session: str | None = None) -> Binding:
     )
 
 
-def open_memory(profile: Path | HostProfile, sweep: bool = True) -> HostMemory:
-    """Open governed memory as a profile describes it (sweeping expiry, unless told not)."""
+def open_memory(
+    profile: Path | HostProfile, sweep: bool = True, semantic: bool = True
+) -> HostMemory:
+    """Open governed memory as a profile describes it (sweeping expiry, unless told not;
+    with the semantic channel where it is installed, unless told not)."""
     from engram.memory.admission import DefaultAdmissionPolicy
     from engram.memory.maintenance import Maintenance
 
@@ -90,6 +97,7 @@ def open_memory(profile: Path | HostProfile, sweep: bool = True) -> HostMemory:
         loaded.policy,
         DefaultAdmissionPolicy(loaded.verifier_root),
         durability=loaded.durability,
+        semantic=semantic,
     )
     memory = HostMemory(engine, binding_of(loaded), loaded)
     if sweep:  # Expired records are swept to "expired" when memory is opened.

@@ -66,6 +66,8 @@ class MemoryTools:
         self._memory: HostMemory | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._stop_building = threading.Event()
+        self._builder: threading.Thread | None = None
 
     def memory(self) -> HostMemory:
         with self._lock:
@@ -74,13 +76,26 @@ class MemoryTools:
             if self._memory is None:
                 from engram.host.runtime import open_memory
 
-                self._memory = open_memory(self.profile)
+                self._memory = opened = open_memory(self.profile)
+                if opened.engine.semantic is not None:
+                    # The semantic projection is built off the request path: searches
+                    # rank lexically until it is current.
+                    self._builder = threading.Thread(
+                        target=opened.engine.refresh_semantic,
+                        args=(opened.binding.scope, None, self._stop_building),
+                        name="engram-semantic-build",
+                        daemon=True,
+                    )
+                    self._builder.start()
             return self._memory
 
     def __enter__(self) -> MemoryTools:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop_building.set()
+        if self._builder is not None:
+            self._builder.join(30)  # at most one batch
         with self._lock:
             self._closed = True
             if self._memory is not None:

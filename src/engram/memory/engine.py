@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from engram.canonical import canonical_bytes, digest, digest_bytes
 from engram.crypto.keyfiles import KeyRing
@@ -47,9 +48,13 @@ from engram.memory.idempotency import intent_digest
 from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
 from engram.memory.purge import coverage_receipt
 from engram.memory.records import index_text
+from engram.memory.semantic import SemanticProjection
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, validate_arguments
 from engram.memory.vault import Vault
+
+if TYPE_CHECKING:
+    from engram.search.embedding import Embedder
 
 __all__ = ["Clock", "MemoryEngine"]
 
@@ -82,8 +87,11 @@ class MemoryEngine:
         policy: HostPolicy | None = None,
         admission_policy: admission.AdmissionPolicy | None = None,
         clock: Clock = system_clock,
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
+        #: The semantic channel's embedder (``None``: lexical search only).
+        self.semantic = SemanticProjection(store, embedder) if embedder is not None else None
         self.vault = Vault(keys)
         self.cursors = recall.PageCursors(keys.mac_key)
         self.policy = policy or HostPolicy()
@@ -150,6 +158,23 @@ class MemoryEngine:
         self._lexical_current.add(scope_id)
         return moved
 
+    def refresh_semantic(
+        self,
+        scope: Scope,
+        progress: Callable[[int, int], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> int:
+        """Embed the scope's records that have no vector yet; returns how many were.
+
+        Off the request path: searches meanwhile rank lexically (or answer
+        ``RANKING_UNAVAILABLE`` when they require the semantic channel). ``progress`` is
+        told ``(done, total)`` after each batch. Resumable: each batch commits on its own.
+        """
+        if self.semantic is None:
+            return 0
+        self.refresh_lexical(scope)
+        return self.semantic.build(self.vault, scope, progress, stop)
+
     # --- operations ----------------------------------------------------------------
 
     def _run(
@@ -195,15 +220,8 @@ class MemoryEngine:
         now: int,
     ) -> dict[str, Any]:
         if tool == "search":
-            return recall.search(
-                reader,
-                self.vault,
-                self.cursors,
-                binding,
-                arguments,
-                now,
-                self.policy.semantic_channel,
-            )
+            ranking = self.semantic.ranking(reader, binding.scope) if self.semantic else None
+            return recall.search(reader, self.vault, self.cursors, binding, arguments, now, ranking)
         return recall.get(
             reader, self.vault, binding, arguments, now, self._authorization(tool, binding, now)
         )

@@ -127,6 +127,22 @@ class MemoryReader(Protocol):
 
     def indexed(self, scope_id: str, record_id: str) -> bool: ...
 
+    def vectors(self, scope_id: str, model: str) -> list[tuple[int, bytes]]:
+        """The scope's semantic projection for ``model``: ``(record rowid, float32 bytes)``."""
+        ...
+
+    def vector_count(self, scope_id: str, model: str) -> int: ...
+
+    def indexed_count(self, scope_id: str) -> int:
+        """How many records the scope's lexical projection holds."""
+        ...
+
+    def records_by_rowid(self, rowids: Sequence[int]) -> dict[int, RecordRow]: ...
+
+    def unembedded(self, scope_id: str, model: str, limit: int) -> list[tuple[int, RecordRow]]:
+        """Records in the lexical projection without a vector for ``model``."""
+        ...
+
     def lexical_current(self, scope_id: str) -> bool:
         """Whether the scope's lexical projection was built by this analyzer version
         (:data:`engram.search.analysis.ANALYZER_VERSION`) alone."""
@@ -181,6 +197,10 @@ class MemoryTransaction(MemoryReader, Protocol):
     def index(self, scope_id: str, record_id: str, text: str) -> None: ...
 
     def unindex(self, scope_id: str, record_id: str, text: str) -> None: ...
+
+    def put_vector(self, scope_id: str, rowid: int, model: str, vector: bytes) -> None:
+        """Store a record's vector, unless it left the lexical projection meanwhile."""
+        ...
 
     def legacy_indexed(self, scope_id: str) -> list[RecordRow]:
         """The records an older analyzer's projection of the scope holds."""

@@ -30,7 +30,7 @@ __all__ = ["PROJECTIONS", "Purger", "coverage_receipt"]
 PROJECTIONS: Final = {
     "lexical_index": "removed_and_merged",
     "content_key": "destroyed",
-    "semantic_vectors": "not_configured",
+    "semantic_vectors": "removed",
     "caches": "none_held",
     "write_ahead_log": "checkpointed",
 }

@@ -3,7 +3,9 @@
 A record is disclosed only while it is ``accepted_current``, current in valid time
 (epoch milliseconds, ``t <= now < t_end``) and not expired. Anything else, an unknown
 id, or an id from another scope, is the same ``NOT_FOUND``. Search ranks with BM25
-over the scope's own FTS5 index, then filters eligibility; pages are bound to the
+over the scope's own FTS5 index and, when the scope's semantic projection is current,
+by cosine over its vectors too, the two rankings fused by reciprocal rank
+(:mod:`engram.search.fusion`); then it filters eligibility. Pages are bound to the
 query, the parameters, the principal and the scope's records version by an HMAC.
 """
 
@@ -13,6 +15,7 @@ import base64
 import hashlib
 import hmac
 import json
+from collections.abc import Callable
 from typing import Any, Final
 
 from engram.canonical import canonical_bytes, digest, seal_receipt
@@ -28,9 +31,17 @@ from engram.memory.ports import MemoryReader, RecordRow
 from engram.memory.records import project, redaction_receipt_digest
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
+from engram.search.fusion import RRF_K, fuse
 from engram.search.lexical import query_groups
 
-__all__ = ["RECALL_CANDIDATES", "RESPONSE_CEILING_BYTES", "eligible", "get", "search"]
+__all__ = [
+    "RECALL_CANDIDATES",
+    "RESPONSE_CEILING_BYTES",
+    "SemanticRanking",
+    "eligible",
+    "get",
+    "search",
+]
 
 #: At most this many ranked candidates are considered per search (upstream bound).
 RECALL_CANDIDATES: Final = 2000
@@ -38,6 +49,17 @@ RECALL_CANDIDATES: Final = 2000
 RESPONSE_CEILING_BYTES: Final = 1_048_576
 DEFAULT_LIMIT: Final = 10
 DEFAULT_MAX_PACKET_BYTES: Final = 65_536
+#: Each channel contributes at least this many candidates to the fusion.
+FUSION_DEPTH: Final = 50
+
+
+class SemanticRanking:
+    """The scope's semantic channel for one search: the model's name, and the record
+    rowids nearest a query, best first (``depth`` of them at most)."""
+
+    def __init__(self, model: str, nearest: Callable[[str, int], list[int]]) -> None:
+        self.model = model
+        self.nearest = nearest
 
 
 def eligible(record: RecordRow, now_ms: int) -> bool:
@@ -140,6 +162,18 @@ class PageCursors:
         return fields
 
 
+def _ranking(semantic: SemanticRanking | None) -> dict[str, Any]:
+    """What the rank receipt says of how the records were ranked."""
+    if semantic is None:
+        return {"channels": ["lexical"], "algorithm": "sqlite-fts5-bm25"}
+    return {
+        "channels": ["lexical", "semantic"],
+        "algorithm": f"rrf(k={RRF_K}): sqlite-fts5-bm25, cosine",
+        "model": semantic.model,
+        "fusion": "reciprocal_rank",
+    }
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -168,6 +202,24 @@ def _ranked_eligible(
     return []
 
 
+def _fused(
+    reader: MemoryReader,
+    lexical: list[tuple[RecordRow, float]],
+    semantic: SemanticRanking,
+    query: str,
+    needed: int,
+    now_ms: int,
+) -> list[tuple[RecordRow, float]]:
+    """The lexical and semantic rankings of eligible records, fused by reciprocal rank."""
+    depth = max(needed, FUSION_DEPTH)
+    nearest = semantic.nearest(query, 4 * depth)
+    rows = reader.records_by_rowid(nearest)
+    close = [rows[rowid] for rowid in nearest if rowid in rows and eligible(rows[rowid], now_ms)]
+    by_id = {row.record_id: row for row, _ in lexical} | {row.record_id: row for row in close}
+    fused = fuse([[row.record_id for row, _ in lexical], [row.record_id for row in close[:depth]]])
+    return [(by_id[record_id], score) for record_id, score in fused]
+
+
 def search(
     reader: MemoryReader,
     vault: Vault,
@@ -175,12 +227,16 @@ def search(
     binding: Binding,
     arguments: dict[str, Any],
     now_ms: int,
-    semantic_available: bool,
+    semantic: SemanticRanking | None,
 ) -> dict[str, Any]:
-    """Rank, filter and page the scope's current records."""
+    """Rank, filter and page the scope's current records.
+
+    ``semantic`` is the scope's semantic channel when it is installed and current;
+    a search that requires it gets ``RANKING_UNAVAILABLE`` otherwise.
+    """
     policy = arguments.get("capability_policy", {})
     channels = policy.get("minimum_channels", "lexical")
-    if channels == "lexical_and_semantic" and not semantic_available:
+    if channels == "lexical_and_semantic" and semantic is None:
         raise RankingUnavailable()
     scope_id = binding.scope.scope_id
     limit = arguments.get("limit", DEFAULT_LIMIT)
@@ -204,7 +260,12 @@ def search(
             raise StalePage()
         offset = int(page["offset"])
     groups = query_groups(arguments["query"])
-    found = _ranked_eligible(reader, scope_id, groups, offset + limit + 1, now_ms)
+    needed = offset + limit + 1
+    found = _ranked_eligible(
+        reader, scope_id, groups, max(needed, FUSION_DEPTH if semantic else 0), now_ms
+    )
+    if semantic is not None:
+        found = _fused(reader, found, semantic, arguments["query"], needed, now_ms)
     window = found[offset : offset + limit]
     packets: list[dict[str, Any]] = []
     for position, (record, score) in enumerate(window, start=offset + 1):
@@ -223,8 +284,7 @@ def search(
         "receipt/rank",
         {
             **binding_fields,
-            "channels": ["lexical"],
-            "algorithm": "sqlite-fts5-bm25",
+            **_ranking(semantic),
             "snapshot": str(snapshot),
             "offset": offset,
             # Only disclosable records are counted: a count of every hit would tell that

@@ -23,6 +23,7 @@ from engram.search.analysis import index_terms
 
 __all__ = [
     "REDACTION_POLICY",
+    "content_text",
     "effective_payload",
     "index_text",
     "payload_digest",
@@ -87,10 +88,15 @@ def record_identity(body: dict[str, Any]) -> tuple[str, str]:
     return record_digest, record_id_from_digest(record_digest)
 
 
+def content_text(content: dict[str, Any]) -> str:
+    """Every component's text: what the projections (lexical, semantic) are made from."""
+    return "\n".join(component["text"] for component in content["components"])
+
+
 def index_text(content: dict[str, Any]) -> str:
-    """What the lexical projection indexes: the analyzed terms of every component's text
+    """What the lexical projection indexes: the analyzed terms of :func:`content_text`
     (the same terms again when the record leaves the projection)."""
-    return index_terms("\n".join(component["text"] for component in content["components"]))
+    return index_terms(content_text(content))
 
 
 def project(

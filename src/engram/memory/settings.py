@@ -24,7 +24,6 @@ class HostPolicy:
     allow_retain: bool = False
     reconciliation_families: frozenset[str] = field(default_factory=frozenset)
     confirm_tools: frozenset[str] = field(default_factory=frozenset)
-    semantic_channel: bool = False
 
     @property
     def retention_max_ms(self) -> int:

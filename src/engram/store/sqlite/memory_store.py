@@ -120,6 +120,18 @@ def _count_indexed_documents(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(SCHEMA, 5)
+def _semantic_projection(db: sqlite3.Connection) -> None:
+    # The semantic projection: one unit vector per indexed record and model, derived
+    # from the record's text like the lexical index, and removed with it.
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS vectors (record_rowid INTEGER NOT NULL,"
+        " scope_id TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,"
+        " PRIMARY KEY (record_rowid, model))"
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS vectors_by_scope ON vectors (scope_id, model)")
+
+
 @migration(SCHEMA, 4)
 def _index_every_lookup(db: sqlite3.Connection) -> None:
     # With (scope_id, payload_digest) alone, the planner preferred records_by_expiry
@@ -309,6 +321,57 @@ class _Reader(GovernanceReads, PortableRows):
             is not None
         )
 
+    def vectors(self, scope_id: str, model: str) -> list[tuple[int, bytes]]:
+        """The scope's vectors for ``model``: ``(record rowid, float32 bytes)``."""
+        return list(
+            self.db.execute(
+                "SELECT record_rowid, vector FROM vectors WHERE scope_id = ? AND model = ?"
+                " ORDER BY record_rowid",
+                (scope_id, model),
+            )
+        )
+
+    def vector_count(self, scope_id: str, model: str) -> int:
+        return int(
+            self.db.execute(
+                "SELECT count(*) FROM vectors WHERE scope_id = ? AND model = ?", (scope_id, model)
+            ).fetchone()[0]
+        )
+
+    def indexed_count(self, scope_id: str) -> int:
+        return self._documents(scope_id)
+
+    def records_by_rowid(self, rowids: Sequence[int]) -> dict[int, RecordRow]:
+        """Records by their row ids (those that exist)."""
+        found: dict[int, RecordRow] = {}
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for row in self.db.execute(
+                f"SELECT rowid, {self._RECORD_COLUMNS} FROM records WHERE rowid IN ({marks})",
+                chunk,
+            ):
+                found[row[0]] = RecordRow(*row[1:])
+        return found
+
+    def unembedded(self, scope_id: str, model: str, limit: int) -> list[tuple[int, RecordRow]]:
+        """Indexed records of the scope without a vector for ``model`` (oldest first)."""
+        table = _fts(scope_id)
+        if not self._has_table(table):
+            return []
+        rows = self.db.execute(
+            f"SELECT r.rowid, {self._prefixed('r')} FROM {table}_docsize AS d"
+            " JOIN records AS r ON r.rowid = d.id"
+            " WHERE NOT EXISTS (SELECT 1 FROM vectors AS v"
+            "  WHERE v.record_rowid = r.rowid AND v.model = ?)"
+            " ORDER BY r.rowid LIMIT ?",
+            (model, limit),
+        ).fetchall()
+        return [(row[0], RecordRow(*row[1:])) for row in rows]
+
+    def _prefixed(self, alias: str) -> str:
+        return ", ".join(f"{alias}.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
+
     def lexical_current(self, scope_id: str) -> bool:
         return not any(self._has_table(table) for table in _legacy_tables(scope_id))
 
@@ -434,7 +497,23 @@ class _Transaction(_Reader, GovernanceWrites):
         )
         self._count(scope_id, +1)
 
+    def put_vector(self, scope_id: str, rowid: int, model: str, vector: bytes) -> None:
+        # Only for a record still in the lexical index: one that left it meanwhile (a
+        # forget between reading and writing) never gets a vector back.
+        table = _fts(scope_id)
+        self.db.execute(
+            "INSERT OR REPLACE INTO vectors SELECT ?, ?, ?, ?"
+            f" WHERE EXISTS (SELECT 1 FROM {table}_docsize WHERE id = ?)",
+            (rowid, scope_id, model, vector, rowid),
+        )
+
     def unindex(self, scope_id: str, record_id: str, text: str) -> None:
+        # The record leaves every projection: its vectors go with its terms.
+        self.db.execute(
+            "DELETE FROM vectors WHERE record_rowid = (SELECT rowid FROM records"
+            " WHERE record_id = ?)",
+            (record_id,),
+        )
         table = _fts(scope_id)
         if self._has_table(table):
             self.db.execute(
