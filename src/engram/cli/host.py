@@ -87,11 +87,12 @@ def init(
     click.echo(str(profile))
 
 
-def _memory(profile: Path) -> HostMemory:
+def _memory(profile: Path, semantic: bool = False) -> HostMemory:
     from engram.host.runtime import open_memory
 
-    # The operator's commands do exactly what they say: no sweep on the side.
-    return open_memory(profile, sweep=False)
+    # The operator's commands do exactly what they say: no sweep on the side, and no
+    # embedding model loaded unless the command builds vectors.
+    return open_memory(profile, sweep=False, semantic=semantic)
 
 
 def _maintenance(profile: Path) -> Maintenance:
@@ -165,6 +166,36 @@ def adjudicate(candidate_id: str, accept: bool, profile: Path) -> None:
 def transition(record_id: str, operation: str, profile: Path) -> None:
     """Move a record to another lifecycle state (only accepted_current is disclosed)."""
     click.echo(_maintenance(profile).transition(record_id, operation))
+
+
+@host.command("reindex")
+@PROFILE_OPTION
+def reindex(profile: Path) -> None:
+    """Build the scope's search projections now: the lexical index for this version of
+    engram, and the semantic vectors (with engram[semantic]), with a progress bar."""
+    memory = _memory(profile, semantic=True)
+    try:
+        moved = memory.engine.refresh_lexical(memory.binding.scope)
+        click.echo(f"lexical: {moved} records re-indexed" if moved else "lexical: current")
+        if memory.engine.semantic is None:
+            click.echo(
+                "semantic: not installed (pip install 'engram[semantic]')"
+                if memory.profile.semantic
+                else "semantic: off in this profile ([search] semantic = false)"
+            )
+            return
+        with click.progressbar(length=0, label="semantic", show_pos=True) as bar:
+
+            def advance(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
+
+            embedded = memory.engine.refresh_semantic(memory.binding.scope, advance)
+        click.echo(
+            f"semantic: {embedded} records embedded ({memory.engine.semantic.embedder.model})"
+        )
+    finally:
+        memory.close()
 
 
 @host.command("sweep")

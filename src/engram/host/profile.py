@@ -44,6 +44,8 @@ class HostProfile:
     keys: Path
     durability: Literal["full", "normal"] = "full"
     verifier_root: Path | None = None
+    #: Whether search may use the semantic channel (where the extra is installed).
+    semantic: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -67,8 +69,8 @@ def _text(table: dict[str, Any], key: str, default: str | None = None) -> str:
     return value
 
 
-def _flag(table: dict[str, Any], key: str) -> bool:
-    value = table.get(key, False)
+def _flag(table: dict[str, Any], key: str, default: bool = False) -> bool:
+    value = table.get(key, default)
     if not isinstance(value, bool):
         raise TrustedContextUnavailable(f"host profile {key} is not true or false")
     return value
@@ -110,6 +112,7 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
     memory, binding = data.get("memory", {}), data.get("binding", {})
     grants, retention = data.get("grants", {}), data.get("retention", {})
     admission, store = data.get("admission", {}), data.get("store", {})
+    search = data.get("search", {})
     tools = _names(grants, "tools", MEMORY_TOOLS)
     enabled = _flag(memory, "enabled")
     if admission.get("policy", "default") != "default":
@@ -144,6 +147,7 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
         keys=(base / _text(store, "keys")).resolve(),
         durability=durability,
         verifier_root=(base / verifier).resolve() if verifier is not None else None,
+        semantic=_flag(search, "semantic", default=True),
     )
 
 
@@ -160,6 +164,7 @@ def render_profile(
     allow_retain: bool = False,
     agent_id: str = "",
     session: str = "",
+    semantic: bool = True,
 ) -> str:
     """The TOML text of a new profile, commented for the operator."""
     import tomlkit
@@ -198,4 +203,12 @@ def render_profile(
     )
     document.add("admission", admission)
     document.add("store", {"path": store, "keys": keys, "durability": "full"})
+    search = tomlkit.table()
+    search.add(
+        "semantic",
+        tomlkit.item(semantic).comment(
+            "rank with the semantic channel too where it is installed (engram[semantic])"
+        ),
+    )
+    document.add("search", search)
     return tomlkit.dumps(document)

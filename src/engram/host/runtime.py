@@ -97,7 +97,7 @@ def open_memory(
         loaded.policy,
         DefaultAdmissionPolicy(loaded.verifier_root),
         durability=loaded.durability,
-        semantic=semantic,
+        semantic=semantic and loaded.semantic,
     )
     memory = HostMemory(engine, binding_of(loaded), loaded)
     if sweep:  # Expired records are swept to "expired" when memory is opened.

@@ -39,6 +39,7 @@ def init_host(
     allow_retain: bool = False,
     agent_id: str = "",
     session: str = "",
+    semantic: bool = True,
 ) -> Path:
     """Create ``directory/host.toml``, the store and its keys; return the profile path."""
     from engram.store.sqlite.memory_store import SqliteMemoryStore
@@ -80,6 +81,7 @@ def init_host(
         allow_retain=allow_retain,
         agent_id=agent_id,
         session=session,
+        semantic=semantic,
     )
     descriptor = os.open(profile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:

@@ -67,6 +67,7 @@ class MemoryTools:
         self._lock = threading.Lock()
         self._closed = False
         self._stop_building = threading.Event()
+        self._wake_builder = threading.Event()
         self._builder: threading.Thread | None = None
 
     def memory(self) -> HostMemory:
@@ -78,22 +79,27 @@ class MemoryTools:
 
                 self._memory = opened = open_memory(self.profile)
                 if opened.engine.semantic is not None:
-                    # The semantic projection is built off the request path: searches
-                    # rank lexically until it is current.
+                    # The semantic projection is built off the request path (searches
+                    # rank lexically until it is current), then again after each
+                    # admission.
                     self._builder = threading.Thread(
-                        target=opened.engine.refresh_semantic,
-                        args=(opened.binding.scope, None, self._stop_building),
-                        name="engram-semantic-build",
-                        daemon=True,
+                        target=self._build, args=(opened,), name="engram-semantic", daemon=True
                     )
                     self._builder.start()
             return self._memory
+
+    def _build(self, memory: HostMemory) -> None:
+        while not self._stop_building.is_set():
+            memory.engine.refresh_semantic(memory.binding.scope, None, self._stop_building)
+            self._wake_builder.wait()
+            self._wake_builder.clear()
 
     def __enter__(self) -> MemoryTools:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop_building.set()
+        self._wake_builder.set()
         if self._builder is not None:
             self._builder.join(30)  # at most one batch
         with self._lock:
@@ -110,6 +116,8 @@ class MemoryTools:
             except ContractError as error:  # the store could not be opened: retriable
                 return ToolResult(failure(error, new_audit_id()), is_error=True)
             envelope = memory.call(short, arguments, confirm)
+            if short == "request_admission" and envelope["ok"]:
+                self._wake_builder.set()  # a new record may need its vector
             return ToolResult(envelope, is_error=not envelope["ok"])
 
         return handle

@@ -133,12 +133,15 @@ def host_profile(
     workspace: str = "ws-1",
     principal: str = "alice",
     purpose: str = PURPOSE,
+    semantic: bool = False,
     **options: Any,
 ) -> Path:
     """``engram host init`` into ``directory``; returns the profile's path.
 
     Every tool is granted unless ``grants`` says otherwise (``None``: the host's
-    default grants, as ``engram host init`` without ``--grant``).
+    default grants, as ``engram host init`` without ``--grant``). The semantic channel
+    is off unless asked for: its projection is built in the background, so a server's
+    ranking would depend on how far the build got.
     """
     from engram.host.setup import init_host
 
@@ -149,5 +152,6 @@ def host_profile(
         principal=principal,
         purpose=purpose,
         grants=None if grants is None else list(grants),
+        semantic=semantic,
         **options,
     )

@@ -1,0 +1,128 @@
+"""The semantic channel with its real model: the projection, hybrid ranking, staleness,
+removal with the record, and the receipts that say which channels ranked."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from engram.crypto.keyfiles import create_keyring
+from engram.memory.engine import MemoryEngine
+from engram.search.embedding import MODEL, load_embedder
+from engram.store.sqlite.memory_store import SqliteMemoryStore
+from engram.testing import PURPOSE, Clock, binding
+from tests.memory.conftest import Memory
+
+WHO = binding()
+FACTS = {
+    "tags": "Release tarballs are verified with sha256 digests before upload.",
+    "queue": "Webhooks are delivered through the outbox table, never straight from a request.",
+    "french": "Les paiements échoués sont réessayés trois fois avec un délai exponentiel.",
+}
+
+
+@pytest.fixture
+def semantic(tmp_path: Path, clock: Clock) -> Memory:
+    embedder = load_embedder()
+    assert embedder is not None, "the test extra installs engram[semantic]"
+    path = tmp_path / "memory.db"
+    keys = create_keyring(tmp_path / "memory.db.keys")
+    engine = MemoryEngine(SqliteMemoryStore(path), keys, clock=clock, embedder=embedder)
+    return Memory(engine, clock, path)
+
+
+def _admit_facts(memory: Memory) -> dict[str, str]:
+    return {name: memory.admit(text, f"fact.{name}.key") for name, text in FACTS.items()}
+
+
+def _search(memory: Memory, query: str, **policy: str) -> dict[str, object]:
+    arguments: dict[str, object] = {"query": query, "purpose_ref": PURPOSE}
+    if policy:
+        arguments["capability_policy"] = policy
+    return memory.call("search", arguments)
+
+
+def test_until_the_projection_is_built_search_is_lexical_and_requiring_semantic_fails(
+    semantic: Memory,
+) -> None:
+    _admit_facts(semantic)
+    lexical = semantic.value("search", {"query": "tarballs", "purpose_ref": PURPOSE})
+    assert lexical["rank_receipt"]["channels"] == ["lexical"]
+    required = _search(semantic, "tarballs", minimum_channels="lexical_and_semantic")
+    assert required["error"]["code"] == "RANKING_UNAVAILABLE"  # type: ignore[index]
+
+
+def test_a_built_projection_ranks_with_both_channels_and_says_so(semantic: Memory) -> None:
+    ids = _admit_facts(semantic)
+    assert semantic.engine.refresh_semantic(WHO.scope) == 3
+    assert semantic.engine.refresh_semantic(WHO.scope) == 0  # nothing left to embed
+    value = semantic.value(
+        "search",
+        {
+            "query": "how are event notifications sent to partners?",
+            "purpose_ref": PURPOSE,
+            "capability_policy": {"minimum_channels": "lexical_and_semantic"},
+        },
+    )
+    receipt = value["rank_receipt"]
+    assert receipt["channels"] == ["lexical", "semantic"]
+    assert (receipt["model"], receipt["fusion"]) == (MODEL, "reciprocal_rank")
+    assert receipt["algorithm"] == "rrf(k=60): sqlite-fts5-bm25, cosine"
+    # No word in common with the memory: only the semantic channel can find it.
+    assert value["records"][0]["record"]["record_id"] == ids["queue"]
+
+
+def test_a_question_in_another_language_finds_the_memory(semantic: Memory) -> None:
+    ids = _admit_facts(semantic)
+    semantic.engine.refresh_semantic(WHO.scope)
+    value = semantic.value(
+        "search", {"query": "how often do we retry a failed payment?", "purpose_ref": PURPOSE}
+    )
+    assert value["records"][0]["record"]["record_id"] == ids["french"]
+
+
+def test_a_record_admitted_after_the_build_makes_the_channel_wait_for_it(
+    semantic: Memory,
+) -> None:
+    _admit_facts(semantic)
+    semantic.engine.refresh_semantic(WHO.scope)
+    semantic.admit("Feature flags default to off in production.", "fact.flags.key")
+    stale = semantic.value("search", {"query": "feature flags", "purpose_ref": PURPOSE})
+    assert stale["rank_receipt"]["channels"] == ["lexical"]
+    assert semantic.engine.refresh_semantic(WHO.scope) == 1
+    current = semantic.value("search", {"query": "feature flags", "purpose_ref": PURPOSE})
+    assert current["rank_receipt"]["channels"] == ["lexical", "semantic"]
+
+
+def test_a_forgotten_record_leaves_the_semantic_projection_in_the_same_transaction(
+    semantic: Memory,
+) -> None:
+    ids = _admit_facts(semantic)
+    semantic.engine.refresh_semantic(WHO.scope)
+    forgotten = semantic.engine.call(
+        "forget",
+        {"record_id": ids["queue"], "idempotency_key": "forget.queue.key1", "reason_ref": "r:x"},
+        WHO,
+        lambda operation: True,
+    )
+    assert forgotten["ok"] is True, forgotten
+    with semantic.engine.store.read() as reader:
+        assert reader.vector_count(WHO.scope.scope_id, MODEL) == 2
+        assert reader.indexed_count(WHO.scope.scope_id) == 2
+    value = semantic.value(
+        "search", {"query": "how are event notifications sent?", "purpose_ref": PURPOSE}
+    )
+    assert value["rank_receipt"]["channels"] == ["lexical", "semantic"]
+    assert ids["queue"] not in [packet["record"]["record_id"] for packet in value["records"]]
+
+
+def test_a_build_told_to_stop_embeds_nothing_more_and_resumes_later(semantic: Memory) -> None:
+    _admit_facts(semantic)
+    stop = threading.Event()
+    stop.set()
+    assert semantic.engine.refresh_semantic(WHO.scope, stop=stop) == 0
+    seen: list[tuple[int, int]] = []
+    assert semantic.engine.refresh_semantic(WHO.scope, lambda *n: seen.append(n)) == 3
+    assert seen == [(3, 3)]
