@@ -207,9 +207,8 @@ def _admit(engine: MemoryEngine, who: Binding, document: Document, number: int) 
         {"component_id": "c1", "kind": "evidence", "text": document.text, "citation_ids": ["s"]}
     ]
     if document.context:
-        components.append(
-            {"component_id": "c2", "kind": "context", "text": document.context, "citation_ids": ["s"]}
-        )
+        context = {"component_id": "c2", "kind": "context", "text": document.context}
+        components.append({**context, "citation_ids": ["s"]})
     payload = {
         "schema_version": 2,
         "purpose_ref": PURPOSE,
@@ -260,7 +259,10 @@ def project(corpus: Corpus, work: Path) -> Searcher:
         body = f"# {title}\n\n## Content\n- {document.text}\n"
         if document.context:
             body += f"- Context: {document.context}\n"
-        fields: dict[str, str | int | list[str]] = {"created": "2026-01-01", "updated": "2026-01-01"}
+        fields: dict[str, str | int | list[str]] = {
+            "created": "2026-01-01",
+            "updated": "2026-01-01",
+        }
         if document.state == "superseded":
             fields["lifecycle"] = "superseded"
         written = Memory(memory_id, "knowledge", "workspace", title, body, fields)
@@ -279,7 +281,9 @@ def project(corpus: Corpus, work: Path) -> Searcher:
 def bm25(corpus: Corpus, work: Path) -> Searcher:
     """The baseline: SQLite FTS5 (porter unicode61) over the texts, question words OR-ed."""
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE t USING fts5(key UNINDEXED, text, tokenize='porter unicode61')")
+    db.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(key UNINDEXED, text, tokenize='porter unicode61')"
+    )
     db.executemany(
         "INSERT INTO t VALUES (?, ?)",
         [(d.key, d.text) for d in corpus.documents if d.state == "current"],

@@ -73,7 +73,7 @@ def _means(judged: list[Judged]) -> dict[str, float | int]:
 def summarize(judged: Iterable[Judged]) -> dict[str, object]:
     """Averages over the questions with relevant keys, overall and per category, and how
     many questions about nothing stored returned anything."""
-    answered = [j for j in judged]
+    answered = list(judged)
     positives = [j for j in answered if not j.negative]
     negatives = [j for j in answered if j.negative]
     by_category: dict[str, list[Judged]] = defaultdict(list)

@@ -69,7 +69,7 @@ def test_a_built_projection_ranks_with_both_channels_and_says_so(semantic: Memor
     receipt = value["rank_receipt"]
     assert receipt["channels"] == ["lexical", "semantic"]
     assert (receipt["model"], receipt["fusion"]) == (MODEL, "reciprocal_rank")
-    assert receipt["algorithm"] == "rrf(k=60): sqlite-fts5-bm25, cosine"
+    assert receipt["algorithm"] == "rrf(k=10): sqlite-fts5-bm25, cosine"
     # No word in common with the memory: only the semantic channel can find it.
     assert value["records"][0]["record"]["record_id"] == ids["queue"]
 

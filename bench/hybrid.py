@@ -1,0 +1,139 @@
+"""Hybrid search speed: the semantic projection's build, and search with both channels.
+
+usage: .venv/bin/python bench/hybrid.py [--records 10000] [--queries 100]
+
+Builds a store of ``--records`` governed records (bench/governed.py's Zipf sentences)
+under bench/work/ (reused when it is there), embeds them (``engram host reindex``'s code,
+timed: records per second on this machine), then times ``search`` over distinct questions
+(so the query-vector cache never answers): in-process, lexical and hybrid, and over MCP
+stdio through a real ``engram-mcp`` with the semantic channel on. Figures go to
+bench/results.json (``hybrid_search_<records>``). Needs ``engram[semantic]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import record, summary
+from governed import WORK, arguments, sentence
+
+from engram.host.runtime import open_memory
+from engram.host.setup import init_host
+from engram.testing import StdioClient, call, value
+
+PURPOSE = "purpose:bench"
+
+
+def _build(directory: Path, records: int) -> tuple[Path, float]:
+    """The profile of a store holding ``records`` admitted records; seconds to build it."""
+    profile = directory / "host.toml"
+    if profile.exists():
+        return profile, 0.0
+    started = time.perf_counter()
+    init_host(
+        directory,
+        tenant="bench",
+        workspace="hybrid",
+        principal="agent",
+        purpose=PURPOSE,
+        grants=["all"],
+        semantic=True,
+    )
+    memory = open_memory(profile, semantic=False)
+    rng = random.Random(7)
+    now = int(time.time() * 1000)
+    for number in range(records):
+        captured = memory.call("capture", arguments(sentence(rng), f"hybrid.{number:07d}.c", now))
+        candidate = captured["output"]["value"]["candidate_id"]
+        memory.call(
+            "request_admission",
+            {"candidate_id": candidate, "idempotency_key": f"hybrid.{number:07d}.a"},
+        )
+    memory.close()
+    return profile, time.perf_counter() - started
+
+
+def _questions(count: int) -> list[str]:
+    rng = random.Random(11)
+    return [" ".join(sentence(rng).split()[:8]) for _ in range(count)]
+
+
+def _timed(search: Any, questions: list[str]) -> dict[str, float]:
+    samples = []
+    for question in questions:
+        started = time.perf_counter()
+        search(question)
+        samples.append((time.perf_counter() - started) * 1000)
+    return summary(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=100)
+    options = parser.parse_args()
+    directory = WORK / f"hybrid-{options.records}"
+    directory.mkdir(parents=True, exist_ok=True)
+    profile, build_s = _build(directory, options.records)
+    memory = open_memory(profile, sweep=False)
+    if memory.engine.semantic is None:
+        raise SystemExit("needs the semantic extra: pip install '.[semantic]'")
+    started = time.perf_counter()
+    embedded = memory.engine.refresh_semantic(memory.binding.scope)
+    embed_s = time.perf_counter() - started
+    figures: dict[str, Any] = {"records": options.records}
+    if build_s:
+        figures["store_build_s"] = round(build_s, 1)
+    if embedded:
+        figures["embedded"] = embedded
+        figures["embed_records_per_s"] = round(embedded / embed_s, 1)
+
+    def search(question: str, channels: str = "lexical") -> None:
+        policy = {"minimum_channels": channels}
+        query = {"query": question, "purpose_ref": PURPOSE, "capability_policy": policy}
+        envelope = memory.call("search", query)
+        assert envelope["ok"], envelope
+
+    questions = _questions(2 * options.queries)
+    lexical_only = open_memory(profile, sweep=False, semantic=False)
+    figures["in_process_lexical"] = _timed(
+        lambda q: lexical_only.call("search", {"query": q, "purpose_ref": PURPOSE}),
+        questions[: options.queries],
+    )
+    figures["in_process_hybrid"] = _timed(
+        lambda q: search(q, "lexical_and_semantic"), questions[: options.queries]
+    )
+    figures["peak_rss_mib_in_process"] = round(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
+    )
+    memory.close()
+    lexical_only.close()
+    with StdioClient(["--host-profile", str(profile)], cwd=directory, timeout=120) as server:
+        hybrid = {"minimum_channels": "lexical_and_semantic"}
+
+        def over_stdio(question: str) -> None:
+            query = {"query": question, "purpose_ref": PURPOSE, "capability_policy": hybrid}
+            value(call(server, "engram_memory_search", query))
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # the server loads its vectors once
+            reply = call(
+                server,
+                "engram_memory_search",
+                {"query": "warm up", "purpose_ref": PURPOSE, "capability_policy": hybrid},
+            )
+            if reply["result"]["structuredContent"]["ok"]:
+                break
+        figures["stdio_hybrid"] = _timed(over_stdio, questions[options.queries :])
+    record(f"hybrid_search_{options.records}", figures)
+
+
+if __name__ == "__main__":
+    main()
