@@ -23,7 +23,8 @@ Faces:
 
 Reported per set and face: Recall@5, Recall@10, MRR, nDCG@10 overall and per category, how
 many questions about nothing stored returned anything, search latency p50/p95 and the bytes
-returned. ``--record`` writes them to bench/results.json (``retrieval``).
+returned. ``--record`` writes them to bench/results.json (``retrieval``, or
+``retrieval_with_context`` with ``--context``).
 """
 
 from __future__ import annotations
@@ -376,7 +377,7 @@ def main() -> None:
                 flush=True,
             )
     if options.record:
-        record("retrieval", figures)
+        record("retrieval_with_context" if options.context else "retrieval", figures)
 
 
 if __name__ == "__main__":
