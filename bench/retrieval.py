@@ -280,14 +280,19 @@ def project(corpus: Corpus, work: Path) -> Searcher:
 
 
 def bm25(corpus: Corpus, work: Path) -> Searcher:
-    """The baseline: SQLite FTS5 (porter unicode61) over the texts, question words OR-ed."""
+    """The baseline: SQLite FTS5 (porter unicode61) over the same texts (with their context,
+    when captured with it), question words OR-ed."""
     db = sqlite3.connect(":memory:")
     db.execute(
         "CREATE VIRTUAL TABLE t USING fts5(key UNINDEXED, text, tokenize='porter unicode61')"
     )
     db.executemany(
         "INSERT INTO t VALUES (?, ?)",
-        [(d.key, d.text) for d in corpus.documents if d.state == "current"],
+        [
+            (d.key, f"{d.text} {d.context}" if d.context else d.text)
+            for d in corpus.documents
+            if d.state == "current"
+        ],
     )
 
     def search(query: str) -> tuple[list[str], int]:

