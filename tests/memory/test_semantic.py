@@ -126,3 +126,19 @@ def test_a_build_told_to_stop_embeds_nothing_more_and_resumes_later(semantic: Me
     seen: list[tuple[int, int]] = []
     assert semantic.engine.refresh_semantic(WHO.scope, lambda *n: seen.append(n)) == 3
     assert seen == [(3, 3)]
+
+
+def test_a_page_of_a_lexical_ranking_is_stale_once_the_semantic_channel_ranks(
+    semantic: Memory,
+) -> None:
+    for number in range(4):
+        semantic.admit(f"Release step {number} is checked twice.", f"fact.step{number}.key")
+    query = {"query": "release step", "purpose_ref": PURPOSE, "limit": 2}
+    first = semantic.value("search", query)
+    assert first["rank_receipt"]["channels"] == ["lexical"]
+    semantic.engine.refresh_semantic(WHO.scope)  # no record changed, the ranking did
+    later = semantic.call("search", {**query, "page_cursor": first["next_page_cursor"]})
+    assert later["error"]["code"] == "STALE_PAGE"
+    fresh = semantic.value("search", query)
+    following = semantic.value("search", {**query, "page_cursor": fresh["next_page_cursor"]})
+    assert following["rank_receipt"]["channels"] == ["lexical", "semantic"]

@@ -54,11 +54,13 @@ FUSION_DEPTH: Final = 50
 
 
 class SemanticRanking:
-    """The scope's semantic channel for one search: the model's name, and the record
-    rowids nearest a query, best first (``depth`` of them at most)."""
+    """The scope's semantic channel for one search: the model's name, the projection's
+    version (how many vectors it holds), and the record rowids nearest a query, best
+    first (``depth`` of them at most)."""
 
-    def __init__(self, model: str, nearest: Callable[[str, int], list[int]]) -> None:
+    def __init__(self, model: str, version: int, nearest: Callable[[str, int], list[int]]) -> None:
         self.model = model
+        self.version = version
         self.nearest = nearest
 
 
@@ -250,7 +252,11 @@ def search(
         "scope": scope_id,
         "principal": digest("actor", {"principal": binding.principal}),
     }
-    snapshot = reader.records_version(scope_id)
+    # A page continues the ranking it came from: the records and the channels that
+    # ranked them (the semantic projection can grow without any record changing).
+    snapshot = f"{reader.records_version(scope_id)}" + (
+        f"/{semantic.model}@{semantic.version}" if semantic is not None else ""
+    )
     offset = 0
     if "page_cursor" in arguments:
         page = cursors.open(arguments["page_cursor"])
@@ -285,7 +291,7 @@ def search(
         {
             **binding_fields,
             **_ranking(semantic),
-            "snapshot": str(snapshot),
+            "snapshot": snapshot,
             "offset": offset,
             # Only disclosable records are counted: a count of every hit would tell that
             # records get answers NOT_FOUND for exist.

@@ -72,7 +72,7 @@ class SemanticProjection:
             ordered = top[np.lexsort((rowids[top], -scores[top]))]
             return [int(rowids[i]) for i in ordered if scores[i] >= SEMANTIC_FLOOR]
 
-        return SemanticRanking(model, nearest)
+        return SemanticRanking(model, count, nearest)
 
     def _matrix(self, reader: MemoryReader, scope_id: str, count: int) -> tuple[Any, Any]:
         import numpy as np
