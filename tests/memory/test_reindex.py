@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from engram.memory.maintenance import Maintenance
-from engram.search.analysis import index_terms
+from engram.search.analysis import analyzer_tag, index_terms
 from engram.testing import PURPOSE, binding
 from tests.memory.conftest import Memory
 
@@ -19,7 +19,7 @@ def _downgrade_to_the_plain_tokenizer(memory: Memory, texts: dict[str, str]) -> 
     scope_id = WHO.scope.scope_id
     with memory.engine.store.write() as tx:
         db: sqlite3.Connection = tx.db  # type: ignore[attr-defined]
-        db.execute(f"DROP TABLE fts2_{scope_id}")
+        db.execute(f"DROP TABLE fts{analyzer_tag()}_{scope_id}")
         db.execute(
             f"CREATE VIRTUAL TABLE fts_{scope_id} USING fts5("
             "text, content='', tokenize='unicode61 remove_diacritics 2')"

@@ -142,3 +142,38 @@ def test_a_page_of_a_lexical_ranking_is_stale_once_the_semantic_channel_ranks(
     fresh = semantic.value("search", query)
     following = semantic.value("search", {**query, "page_cursor": fresh["next_page_cursor"]})
     assert following["rank_receipt"]["channels"] == ["lexical", "semantic"]
+
+
+def test_the_vectors_held_in_memory_follow_a_forget_and_a_new_record(semantic: Memory) -> None:
+    ids = _admit_facts(semantic)
+    semantic.engine.refresh_semantic(WHO.scope)
+    question = "how are event notifications sent to partners?"
+    assert semantic.found(question)[0] == ids["queue"]
+    forgotten = semantic.engine.call(
+        "forget",
+        {"record_id": ids["queue"], "idempotency_key": "forget.queue.key2", "reason_ref": "r:x"},
+        WHO,
+        lambda operation: True,
+    )
+    assert forgotten["ok"] is True, forgotten
+    # Same number of vectors as before the forget: the projection changed all the same.
+    webhook = semantic.admit("Partner callbacks go out from a background sender.", "fact.cb.key")
+    semantic.engine.refresh_semantic(WHO.scope)
+    found = semantic.found(question)
+    assert found[0] == webhook
+    assert ids["queue"] not in found
+
+
+def test_every_page_of_a_hybrid_search_comes_from_one_ranking(semantic: Memory) -> None:
+    for number in range(70):
+        semantic.admit(f"Release checklist item {number} is signed off.", f"item.{number:03d}.key")
+    semantic.engine.refresh_semantic(WHO.scope)
+    query: dict[str, object] = {"query": "release checklist item", "purpose_ref": PURPOSE}
+    seen: list[str] = []
+    while True:
+        page = semantic.value("search", {**query, "limit": 10})
+        seen += [packet["record"]["record_id"] for packet in page["records"]]
+        if "next_page_cursor" not in page:
+            break
+        query["page_cursor"] = page["next_page_cursor"]
+    assert len(seen) == len(set(seen)) == 70

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.errors import ContractError, InternalError, TrustedContextUnavailable
+from engram.errors import ContractError, EngramError, InternalError, TrustedContextUnavailable
 from engram.host.profile import HostProfile, load_profile
 from engram.mcp.tools import CallContext, Tool, ToolResult
 from engram.memory.binding import MEMORY_TOOLS, tool_name
@@ -30,6 +31,10 @@ if TYPE_CHECKING:  # the engine is imported by the first call, off the start-up 
     from engram.host.runtime import HostMemory
 
 __all__ = ["MemoryTools", "memory_tools"]
+
+log = logging.getLogger("engram.mcp")
+#: How often a server looks for records other processes admitted without vectors.
+REBUILD_EVERY_S = 30.0
 
 _TITLES = {
     "search": "Search governed memory",
@@ -89,9 +94,15 @@ class MemoryTools:
             return self._memory
 
     def _build(self, memory: HostMemory) -> None:
+        """Keep the scope's projection current: after each admission here, and every
+        :data:`REBUILD_EVERY_S` for records admitted by other processes. A failed build
+        (the store busy or closing) is logged and tried again at the next round."""
         while not self._stop_building.is_set():
-            memory.engine.refresh_semantic(memory.binding.scope, None, self._stop_building)
-            self._wake_builder.wait()
+            try:
+                memory.engine.refresh_semantic(memory.binding.scope, None, self._stop_building)
+            except EngramError as error:
+                log.warning("the semantic projection could not be built (%s)", error.code)
+            self._wake_builder.wait(REBUILD_EVERY_S)
             self._wake_builder.clear()
 
     def __enter__(self) -> MemoryTools:

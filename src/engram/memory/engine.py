@@ -187,9 +187,16 @@ class MemoryEngine:
     ) -> dict[str, Any]:
         self.refresh_lexical(binding.scope)
         if tool in _READS:
+            # The question is embedded before the snapshot opens: it takes milliseconds,
+            # and the snapshot holds the process's store lock.
+            question = (
+                self.semantic.embed_query(arguments["query"])
+                if tool == "search" and self.semantic is not None
+                else None
+            )
             with self.store.read() as reader:
                 self._check_revoked(reader, binding)
-                value = self._read(tool, reader, binding, arguments, self.clock())
+                value = self._read(tool, reader, binding, arguments, self.clock(), question)
             self._audit(tool, binding, arguments, "ok", audit_id, value)
             return value
         gated = tool in _ALWAYS_GATED or tool in self.policy.confirm_tools
@@ -218,9 +225,14 @@ class MemoryEngine:
         binding: Binding,
         arguments: dict[str, Any],
         now: int,
+        question: Any = None,
     ) -> dict[str, Any]:
         if tool == "search":
-            ranking = self.semantic.ranking(reader, binding.scope) if self.semantic else None
+            ranking = (
+                self.semantic.ranking(reader, binding.scope, question)
+                if self.semantic is not None
+                else None
+            )
             return recall.search(reader, self.vault, self.cursors, binding, arguments, now, ranking)
         return recall.get(
             reader, self.vault, binding, arguments, now, self._authorization(tool, binding, now)
@@ -328,6 +340,8 @@ class MemoryEngine:
     ) -> dict[str, Any]:
         if tool not in _ALWAYS_GATED:
             return value
+        if self.semantic is not None:  # this process holds none of the scope's vectors
+            self.semantic.forget_scope(binding.scope)
         owner = arguments.get("candidate_id") or arguments["record_id"]
         row = self.store.finish_purge(owner, self.clock())
         done = row is not None and row["done_ms"] is not None

@@ -133,11 +133,18 @@ class MemoryReader(Protocol):
 
     def vector_count(self, scope_id: str, model: str) -> int: ...
 
+    def vector_version(self, scope_id: str, model: str) -> tuple[int, int, int]:
+        """What identifies the scope's projection: how many vectors, the largest and the
+        sum of their record rowids (rowids are never reused, so any change shows)."""
+        ...
+
     def indexed_count(self, scope_id: str) -> int:
         """How many records the scope's lexical projection holds."""
         ...
 
-    def records_by_rowid(self, rowids: Sequence[int]) -> dict[int, RecordRow]: ...
+    def records_by_rowid(self, scope_id: str, rowids: Sequence[int]) -> dict[int, RecordRow]: ...
+
+    def has_vector(self, record_id: str) -> bool: ...
 
     def unembedded(self, scope_id: str, model: str, limit: int) -> list[tuple[int, RecordRow]]:
         """Records in the lexical projection without a vector for ``model``."""

@@ -31,7 +31,7 @@ PROJECTIONS: Final = {
     "lexical_index": "removed_and_merged",
     "content_key": "destroyed",
     "semantic_vectors": "removed",
-    "caches": "none_held",
+    "caches": "invalidated",
     "write_ahead_log": "checkpointed",
 }
 

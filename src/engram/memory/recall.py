@@ -49,16 +49,20 @@ RECALL_CANDIDATES: Final = 2000
 RESPONSE_CEILING_BYTES: Final = 1_048_576
 DEFAULT_LIMIT: Final = 10
 DEFAULT_MAX_PACKET_BYTES: Final = 65_536
-#: Each channel contributes at least this many candidates to the fusion.
+#: Each channel contributes its first this many eligible candidates to the fusion; the
+#: rest of the lexical ranking follows the fused ones.
 FUSION_DEPTH: Final = 50
 
 
 class SemanticRanking:
-    """The scope's semantic channel for one search: the model's name, the projection's
-    version (how many vectors it holds), and the record rowids nearest a query, best
-    first (``depth`` of them at most)."""
+    """The scope's semantic channel for one search: the scope, the model's name, the
+    projection's version, and the record rowids nearest the question, best first
+    (``depth`` of them at most)."""
 
-    def __init__(self, model: str, version: int, nearest: Callable[[str, int], list[int]]) -> None:
+    def __init__(
+        self, scope_id: str, model: str, version: str, nearest: Callable[[int], list[int]]
+    ) -> None:
+        self.scope_id = scope_id
         self.model = model
         self.version = version
         self.nearest = nearest
@@ -208,18 +212,27 @@ def _fused(
     reader: MemoryReader,
     lexical: list[tuple[RecordRow, float]],
     semantic: SemanticRanking,
-    query: str,
-    needed: int,
     now_ms: int,
 ) -> list[tuple[RecordRow, float]]:
-    """The lexical and semantic rankings of eligible records, fused by reciprocal rank."""
-    depth = max(needed, FUSION_DEPTH)
-    nearest = semantic.nearest(query, 4 * depth)
-    rows = reader.records_by_rowid(nearest)
+    """The first :data:`FUSION_DEPTH` eligible records of each channel fused by reciprocal
+    rank, then the rest of the lexical ranking in its order (scored as lexical-only
+    candidates). The fused head does not depend on the page asked for, and a deeper page
+    only extends the lexical tail, so the pages of one search never repeat or skip a
+    record."""
+    nearest = semantic.nearest(4 * FUSION_DEPTH)
+    rows = reader.records_by_rowid(semantic.scope_id, nearest)
     close = [rows[rowid] for rowid in nearest if rowid in rows and eligible(rows[rowid], now_ms)]
+    close = close[:FUSION_DEPTH]
     by_id = {row.record_id: row for row, _ in lexical} | {row.record_id: row for row in close}
-    fused = fuse([[row.record_id for row, _ in lexical], [row.record_id for row in close[:depth]]])
-    return [(by_id[record_id], score) for record_id, score in fused]
+    head = [[row.record_id for row, _ in lexical[:FUSION_DEPTH]], [row.record_id for row in close]]
+    fused = [(by_id[record_id], score) for record_id, score in fuse(head)]
+    taken = {row.record_id for row, _ in fused}
+    tail = [
+        (row, 1.0 / (RRF_K + rank))
+        for rank, (row, _) in enumerate(lexical, start=1)
+        if rank > FUSION_DEPTH and row.record_id not in taken
+    ]
+    return fused + tail
 
 
 def search(
@@ -267,11 +280,11 @@ def search(
         offset = int(page["offset"])
     groups = query_groups(arguments["query"])
     needed = offset + limit + 1
-    found = _ranked_eligible(
-        reader, scope_id, groups, max(needed, FUSION_DEPTH if semantic else 0), now_ms
-    )
-    if semantic is not None:
-        found = _fused(reader, found, semantic, arguments["query"], needed, now_ms)
+    if semantic is None:
+        found = _ranked_eligible(reader, scope_id, groups, needed, now_ms)
+    else:
+        lexical = _ranked_eligible(reader, scope_id, groups, max(needed, FUSION_DEPTH), now_ms)
+        found = _fused(reader, lexical, semantic, now_ms)
     window = found[offset : offset + limit]
     packets: list[dict[str, Any]] = []
     for position, (record, score) in enumerate(window, start=offset + 1):

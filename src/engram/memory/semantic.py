@@ -50,41 +50,53 @@ class SemanticProjection:
         self.store = store
         self.embedder = embedder
         self._lock = threading.Lock()
-        #: scope id -> (vector count, record rowids, matrix)
-        self._loaded: dict[str, tuple[int, Any, Any]] = {}
+        #: scope id -> (projection version, record rowids, matrix)
+        self._loaded: dict[str, tuple[tuple[int, int, int], Any, Any]] = {}
 
-    def ranking(self, reader: MemoryReader, scope: Scope) -> SemanticRanking | None:
-        """The scope's channel for this search, or ``None`` while it is not current."""
+    def embed_query(self, query: str) -> Any:
+        """The question's vector (embedded before the search opens its snapshot)."""
+        return self.embedder.query(query)
+
+    def ranking(self, reader: MemoryReader, scope: Scope, question: Any) -> SemanticRanking | None:
+        """The scope's channel for this search (``question``: the question's vector), or
+        ``None`` while it is not current."""
         scope_id, model = scope.scope_id, self.embedder.model
-        count = reader.vector_count(scope_id, model)
-        if count != reader.indexed_count(scope_id):
+        version = reader.vector_version(scope_id, model)
+        if version[0] != reader.indexed_count(scope_id):
             return None
-        rowids, matrix = self._matrix(reader, scope_id, count)
+        rowids, matrix = self._matrix(reader, scope_id, version)
 
-        def nearest(query: str, depth: int) -> list[int]:
+        def nearest(depth: int) -> list[int]:
             import numpy as np
 
             if not len(rowids):
                 return []
-            scores = matrix @ self.embedder.query(query)
+            scores = matrix @ question
             depth = min(depth, len(rowids))
             top = np.argpartition(-scores, depth - 1)[:depth]
             ordered = top[np.lexsort((rowids[top], -scores[top]))]
             return [int(rowids[i]) for i in ordered if scores[i] >= SEMANTIC_FLOOR]
 
-        return SemanticRanking(model, count, nearest)
+        return SemanticRanking(scope_id, model, "/".join(map(str, version)), nearest)
 
-    def _matrix(self, reader: MemoryReader, scope_id: str, count: int) -> tuple[Any, Any]:
+    def forget_scope(self, scope: Scope) -> None:
+        """Drop the scope's vectors held in memory (after a record left the projection)."""
+        with self._lock:
+            self._loaded.pop(scope.scope_id, None)
+
+    def _matrix(
+        self, reader: MemoryReader, scope_id: str, version: tuple[int, int, int]
+    ) -> tuple[Any, Any]:
         import numpy as np
 
         with self._lock:
             loaded = self._loaded.get(scope_id)
-            if loaded is None or loaded[0] != count:
+            if loaded is None or loaded[0] != version:
                 rows = reader.vectors(scope_id, self.embedder.model)
                 rowids = np.array([rowid for rowid, _ in rows], dtype=np.int64)
                 matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
                 matrix = matrix.reshape(len(rows), self.embedder.dimension)
-                loaded = (count, rowids, matrix)
+                loaded = (version, rowids, matrix)
                 self._loaded[scope_id] = loaded
             return loaded[1], loaded[2]
 

