@@ -101,7 +101,7 @@ def governed_checks(context: DoctorContext) -> Iterator[CheckResult]:
 
     try:
         loaded = load_profile(Path(profile))
-        memory = open_memory(loaded, sweep=False)
+        memory = open_memory(loaded, sweep=False, semantic=False)  # no model to check a journal
         events = Maintenance(memory.engine, memory.binding.scope).verify()
     except EngramError as error:
         yield CheckResult(
