@@ -37,6 +37,12 @@ def _admit_facts(memory: Memory) -> dict[str, str]:
     return {name: memory.admit(text, f"fact.{name}.key") for name, text in FACTS.items()}
 
 
+def _forget(memory: Memory, record_id: str, key: str) -> None:
+    arguments = {"record_id": record_id, "idempotency_key": key, "reason_ref": "reason:obsolete"}
+    forgotten = memory.engine.call("forget", arguments, WHO, lambda operation: True)
+    assert forgotten["ok"] is True, forgotten
+
+
 def _search(memory: Memory, query: str, **policy: str) -> dict[str, object]:
     arguments: dict[str, object] = {"query": query, "purpose_ref": PURPOSE}
     if policy:
@@ -101,13 +107,7 @@ def test_a_forgotten_record_leaves_the_semantic_projection_in_the_same_transacti
 ) -> None:
     ids = _admit_facts(semantic)
     semantic.engine.refresh_semantic(WHO.scope)
-    forgotten = semantic.engine.call(
-        "forget",
-        {"record_id": ids["queue"], "idempotency_key": "forget.queue.key1", "reason_ref": "r:x"},
-        WHO,
-        lambda operation: True,
-    )
-    assert forgotten["ok"] is True, forgotten
+    _forget(semantic, ids["queue"], "forget.queue.key1")
     with semantic.engine.store.read() as reader:
         assert reader.vector_count(WHO.scope.scope_id, MODEL) == 2
         assert reader.indexed_count(WHO.scope.scope_id) == 2
@@ -149,13 +149,7 @@ def test_the_vectors_held_in_memory_follow_a_forget_and_a_new_record(semantic: M
     semantic.engine.refresh_semantic(WHO.scope)
     question = "how are event notifications sent to partners?"
     assert semantic.found(question)[0] == ids["queue"]
-    forgotten = semantic.engine.call(
-        "forget",
-        {"record_id": ids["queue"], "idempotency_key": "forget.queue.key2", "reason_ref": "r:x"},
-        WHO,
-        lambda operation: True,
-    )
-    assert forgotten["ok"] is True, forgotten
+    _forget(semantic, ids["queue"], "forget.queue.key2")
     # Same number of vectors as before the forget: the projection changed all the same.
     webhook = semantic.admit("Partner callbacks go out from a background sender.", "fact.cb.key")
     semantic.engine.refresh_semantic(WHO.scope)
