@@ -109,7 +109,7 @@ def test_a_forgotten_record_leaves_the_semantic_projection_in_the_same_transacti
     semantic.engine.refresh_semantic(WHO.scope)
     _forget(semantic, ids["queue"], "forget.queue.key1")
     with semantic.engine.store.read() as reader:
-        assert reader.vector_count(WHO.scope.scope_id, MODEL) == 2
+        assert reader.vector_version(WHO.scope.scope_id, MODEL)[0] == 2
         assert reader.indexed_count(WHO.scope.scope_id) == 2
     value = semantic.value(
         "search", {"query": "how are event notifications sent?", "purpose_ref": PURPOSE}

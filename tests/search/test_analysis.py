@@ -21,9 +21,7 @@ def test_a_text_is_indexed_as_the_stems_of_its_language_without_stop_words() -> 
     assert index_terms("Wir veröffentlichen Zahlungen nur vom Hauptzweig.") == (
         "veroffent zahlung hauptzweig"
     )
-    assert index_terms("As versões são publicadas a partir da main.") == (
-        "versõ public part main".replace("õ", "o")
-    )
+    assert index_terms("As versões são publicadas a partir da main.") == "verso public part main"
 
 
 def test_the_language_is_the_one_whose_function_words_the_text_uses_most() -> None:

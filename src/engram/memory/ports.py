@@ -131,8 +131,6 @@ class MemoryReader(Protocol):
         """The scope's semantic projection for ``model``: ``(record rowid, float32 bytes)``."""
         ...
 
-    def vector_count(self, scope_id: str, model: str) -> int: ...
-
     def vector_version(self, scope_id: str, model: str) -> tuple[int, int, int]:
         """What identifies the scope's projection: how many vectors, the largest and the
         sum of their record rowids (rowids are never reused, so any change shows)."""
@@ -144,15 +142,13 @@ class MemoryReader(Protocol):
 
     def records_by_rowid(self, scope_id: str, rowids: Sequence[int]) -> dict[int, RecordRow]: ...
 
-    def has_vector(self, record_id: str) -> bool: ...
-
     def unembedded(self, scope_id: str, model: str, limit: int) -> list[tuple[int, RecordRow]]:
         """Records in the lexical projection without a vector for ``model``."""
         ...
 
     def lexical_current(self, scope_id: str) -> bool:
-        """Whether the scope's lexical projection was built by this analyzer version
-        (:data:`engram.search.analysis.ANALYZER_VERSION`) alone."""
+        """Whether the scope's lexical projection was built under this analyzer's tag
+        (:func:`engram.search.analysis.analyzer_tag`) alone."""
         ...
 
     def candidates_in_state(self, scope_id: str, state: str) -> list[str]: ...

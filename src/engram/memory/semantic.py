@@ -111,7 +111,7 @@ class SemanticProjection:
         until done or ``stop`` is set."""
         scope_id, model = scope.scope_id, self.embedder.model
         with self.store.read() as reader:
-            total = reader.indexed_count(scope_id) - reader.vector_count(scope_id, model)
+            total = reader.indexed_count(scope_id) - reader.vector_version(scope_id, model)[0]
         done = 0
         while stop is None or not stop.is_set():
             with self.store.read() as reader:

@@ -251,7 +251,7 @@ class _Reader(GovernanceReads, PortableRows):
         expressions = search_expressions(groups, counts, documents)
         if stage >= len(expressions):
             return None
-        columns = ", ".join(f"r.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
+        columns = self._prefixed("r")
         rows = self.db.execute(
             f"SELECT {columns}, f.rank FROM (SELECT rowid, rank FROM {table}"
             f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
@@ -344,13 +344,6 @@ class _Reader(GovernanceReads, PortableRows):
                 (record_id,),
             ).fetchone()
             is not None
-        )
-
-    def vector_count(self, scope_id: str, model: str) -> int:
-        return int(
-            self.db.execute(
-                "SELECT count(*) FROM vectors WHERE scope_id = ? AND model = ?", (scope_id, model)
-            ).fetchone()[0]
         )
 
     def indexed_count(self, scope_id: str) -> int:
@@ -556,11 +549,8 @@ class _Transaction(_Reader, GovernanceWrites):
         rowids: set[int] = set()
         for table in self._legacy_tables(scope_id):
             rowids.update(row[0] for row in self.db.execute(f"SELECT id FROM {table}_docsize"))
-        rows = self.db.execute(
-            f"SELECT {self._RECORD_COLUMNS}, rowid FROM records WHERE scope_id = ? ORDER BY rowid",
-            (scope_id,),
-        ).fetchall()
-        return [RecordRow(*row[:-1]) for row in rows if row[-1] in rowids]
+        found = self.records_by_rowid(scope_id, sorted(rowids))
+        return [found[rowid] for rowid in sorted(found)]
 
     def drop_legacy_index(self, scope_id: str) -> None:
         for table in self._legacy_tables(scope_id):
