@@ -280,12 +280,14 @@ def arguments(text: str, key: str, now: int) -> dict[str, Any]:
     }
 
 
-def build_store(size: int) -> tuple[Path, bool]:
+def build_store(size: int, semantic: bool = False) -> tuple[Path, bool]:
     """A profile whose store holds ``size`` admitted records, and whether it was reused.
 
-    A store is built once and reused by later runs.
+    A store is built once and reused by later runs. Its profile turns the semantic
+    channel on only when asked: these figures are the lexical channel's (a server with
+    the channel on would also embed the records in the background while it is timed).
     """
-    directory = WORK / f"governed-{size}"
+    directory = WORK / (f"governed-{size}-semantic" if semantic else f"governed-{size}")
     profile, built = directory / "host.toml", directory / "built"
     if built.exists():
         return profile, True
@@ -298,9 +300,12 @@ def build_store(size: int) -> tuple[Path, bool]:
         purpose=PURPOSE,
         grants=["all"],
         retention_max_days=3650,
+        semantic=semantic,
     )
     loaded = load_profile(profile)
-    engine = open_engine(loaded.store, loaded.keys, loaded.policy, durability="normal")
+    engine = open_engine(
+        loaded.store, loaded.keys, loaded.policy, durability="normal", semantic=False
+    )
     binding = binding_of(loaded)
     rng = random.Random(size)
     now = int(time.time() * 1000)
@@ -354,7 +359,7 @@ def timed(call: Any, items: list[Any]) -> list[float]:
 
 def in_process(profile: Path, count: int) -> dict[str, Any]:
     loaded = load_profile(profile)
-    engine = open_engine(loaded.store, loaded.keys, loaded.policy)
+    engine = open_engine(loaded.store, loaded.keys, loaded.policy, semantic=False)
     binding = binding_of(loaded)
 
     def search(query: str) -> dict[str, Any]:
@@ -458,10 +463,11 @@ def pair_rate(
             principal="p",
             purpose=PURPOSE,
             grants=["all"],
+            semantic=False,
         )
         loaded = load_profile(profile)
         engine: MemoryEngine = open_engine(
-            loaded.store, loaded.keys, loaded.policy, durability=durability
+            loaded.store, loaded.keys, loaded.policy, durability=durability, semantic=False
         )
         binding = binding_of(loaded)
         if statements is not None:

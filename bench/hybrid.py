@@ -2,12 +2,12 @@
 
 usage: .venv/bin/python bench/hybrid.py [--records 10000] [--queries 100]
 
-Builds a store of ``--records`` governed records (bench/governed.py's Zipf sentences)
-under bench/work/ (reused when it is there), embeds them (``engram host reindex``'s code,
-timed: records per second on this machine), then times ``search`` over distinct questions
-(so the query-vector cache never answers): in-process, lexical and hybrid, and over MCP
-stdio through a real ``engram-mcp`` with the semantic channel on. Figures go to
-bench/results.json (``hybrid_search_<records>``). Needs ``engram[semantic]``.
+Builds bench/governed.py's store of ``--records`` records with the semantic channel on in
+its profile (reused when it is there), embeds them with ``engram host reindex``'s code
+(timed: records per second on this machine), then times ``search`` over distinct
+questions, so the query-vector cache never answers: in process, lexical and hybrid, and
+over MCP stdio through a real ``engram-mcp``. Figures go to bench/results.json
+(``hybrid_search_<records>``). Needs ``engram[semantic]``.
 """
 
 from __future__ import annotations
@@ -22,42 +22,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import record, summary
-from governed import WORK, arguments, sentence
+from governed import PURPOSE, build_store, sentence
 
 from engram.host.runtime import open_memory
-from engram.host.setup import init_host
 from engram.testing import StdioClient, call, value
-
-PURPOSE = "purpose:bench"
-
-
-def _build(directory: Path, records: int) -> tuple[Path, float]:
-    """The profile of a store holding ``records`` admitted records; seconds to build it."""
-    profile = directory / "host.toml"
-    if profile.exists():
-        return profile, 0.0
-    started = time.perf_counter()
-    init_host(
-        directory,
-        tenant="bench",
-        workspace="hybrid",
-        principal="agent",
-        purpose=PURPOSE,
-        grants=["all"],
-        semantic=True,
-    )
-    memory = open_memory(profile, semantic=False)
-    rng = random.Random(7)
-    now = int(time.time() * 1000)
-    for number in range(records):
-        captured = memory.call("capture", arguments(sentence(rng), f"hybrid.{number:07d}.c", now))
-        candidate = captured["output"]["value"]["candidate_id"]
-        memory.call(
-            "request_admission",
-            {"candidate_id": candidate, "idempotency_key": f"hybrid.{number:07d}.a"},
-        )
-    memory.close()
-    return profile, time.perf_counter() - started
 
 
 def _questions(count: int) -> list[str]:
@@ -79,9 +47,10 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=100)
     options = parser.parse_args()
-    directory = WORK / f"hybrid-{options.records}"
-    directory.mkdir(parents=True, exist_ok=True)
-    profile, build_s = _build(directory, options.records)
+    started = time.perf_counter()
+    profile, reused = build_store(options.records, semantic=True)
+    build_s = 0.0 if reused else time.perf_counter() - started
+    directory = profile.parent
     memory = open_memory(profile, sweep=False)
     if memory.engine.semantic is None:
         raise SystemExit("needs the semantic extra: pip install '.[semantic]'")
