@@ -243,8 +243,9 @@ def _admit(engine: MemoryEngine, who: Binding, document: Document, number: int) 
     return str(outcome["record_id"])
 
 
-def project(corpus: Corpus, work: Path) -> Searcher:
-    """One memory file per document in a fresh project; ``engram search``."""
+def project(corpus: Corpus, work: Path, semantic: bool = False) -> Searcher:
+    """One memory file per document in a fresh project; ``engram search`` (lexical only,
+    or with the project's vectors built)."""
     from engram.compose import open_project
     from engram.project.layout import init_layout
     from engram.project.memory_file import FOLDERS, Memory, render_memory
@@ -269,10 +270,18 @@ def project(corpus: Corpus, work: Path) -> Searcher:
         written = Memory(memory_id, "knowledge", "workspace", title, body, fields)
         path = layout.folder(FOLDERS["knowledge"]) / f"{memory_id}.md"
         path.write_text(render_memory(written), encoding="utf-8")
-    opened = open_project(layout.root, global_dir=work / "global")
+    opened = open_project(layout.root, global_dir=work / "global", semantic=semantic)
+    if semantic:
+        from engram.search.embedding import load_embedder
+
+        embedder = load_embedder()
+        if embedder is None or opened.vectors is None:
+            raise SystemExit("the hybrid faces need the semantic extra: pip install '.[semantic]'")
+        opened.refresh()
+        opened.vectors.build(embedder)
 
     def search(query: str) -> tuple[list[str], int]:
-        entries = opened.search(query, LIMIT)
+        entries = opened.search(query, LIMIT).entries
         size = len(json.dumps(entries, ensure_ascii=False).encode())
         return [ids[entry["id"]] for entry in entries], size
 
@@ -313,11 +322,17 @@ def hybrid(corpus: Corpus, work: Path) -> Searcher:
     return governed(corpus, work, semantic=True)
 
 
+def project_hybrid(corpus: Corpus, work: Path) -> Searcher:
+    """Project memory with its vectors: ``engram search`` with both channels, fused."""
+    return project(corpus, work, semantic=True)
+
+
 FACES: dict[str, Callable[[Corpus, Path], Searcher]] = {
     "bm25": bm25,
     "governed": governed,
     "hybrid": hybrid,
     "project": project,
+    "project-hybrid": project_hybrid,
 }
 
 
@@ -367,7 +382,7 @@ def main() -> None:
     figures: dict[str, Any] = {}
     for name, corpora in sets.items():
         for face in options.faces:
-            if name == "locomo" and face == "project":
+            if name == "locomo" and face.startswith("project"):
                 continue  # conversations are governed memory's kind of material
             outcome = Outcome()
             for corpus in corpora:
@@ -375,7 +390,7 @@ def main() -> None:
             figures.setdefault(name, {})[face] = report(outcome)
             shown = figures[name][face]
             print(
-                f"{name:10} {face:9} R@5 {shown.get('recall_5', '-')!s:6} "
+                f"{name:10} {face:14} R@5 {shown.get('recall_5', '-')!s:6} "
                 f"R@10 {shown.get('recall_10', '-')!s:6} MRR {shown.get('mrr', '-')!s:6} "
                 f"neg {shown.get('negatives_answered', '-')}/{shown.get('negatives', '-')} "
                 f"p50 {shown['latency_p50_ms']} ms",

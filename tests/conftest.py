@@ -8,6 +8,9 @@ example it happens to find that day. Locally the search stays random: a failure 
 finds is shrunk and saved in ``.hypothesis/`` and replayed first next time.
 ``HYPOTHESIS_PROFILE`` names another profile. A test that suppresses another health
 check names ``too_slow`` again: a test's own list replaces the profile's.
+
+``ENGRAM_SEMANTIC=off`` for the whole run: project memory ranks lexically unless a test
+turns its semantic channel on.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from engram.testing import InProcessClient, LineClient, StartServer, StdioClient
+
+# Project memory ranks lexically in tests unless a test turns the semantic channel on
+# (tests/project/test_semantic.py): the model costs time and the exact rankings the
+# other tests check are BM25's.
+os.environ["ENGRAM_SEMANTIC"] = "off"
 
 settings.register_profile(
     "dev", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True

@@ -7,22 +7,31 @@ through :func:`open_project`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from engram.project.catalog import Catalog
+from engram.project.config import semantic_off
 from engram.project.layout import find_root, global_layout
+from engram.project.semantic import ProjectVectors
 from engram.project.workspace import ProjectMemory
 
 __all__ = ["open_project"]
 
 
-def open_project(start: Path, watch: bool = False, global_dir: Path | None = None) -> ProjectMemory:
+def open_project(
+    start: Path, watch: bool = False, global_dir: Path | None = None, semantic: bool | None = None
+) -> ProjectMemory:
     """Open the project memory enclosing ``start``.
 
     ``watch`` (for long-running servers) follows file changes with inotify where the
     system has it, so a call looks only at what changed since the last one.
     ``global_dir`` is the user's global memory folder (by default, as the process's
-    environment names it). Close what this returns when done with it.
+    environment names it). The semantic channel ranks where the ``semantic`` extra is
+    installed, unless the project's ``search.semantic`` or ``ENGRAM_SEMANTIC=off`` turns
+    it off (``semantic=False`` turns it off; ``None`` asks the process's environment); a
+    server (``watch``) embeds in the background, a command before it ranks.
+    Close what this returns when done with it.
     """
     from engram.store.sqlite.project_index import ProjectIndex
     from engram.store.watch import open_change_feed
@@ -31,4 +40,7 @@ def open_project(start: Path, watch: bool = False, global_dir: Path | None = Non
     shared = global_layout(global_dir)
     index = ProjectIndex(layout.index)
     catalog = Catalog([layout, shared], index, open_change_feed if watch else None)
-    return ProjectMemory(layout, shared, index, catalog)
+    if semantic is None:
+        semantic = not semantic_off(os.environ)
+    vectors = ProjectVectors(index, background=watch) if semantic else None
+    return ProjectMemory(layout, shared, index, catalog, vectors)

@@ -401,15 +401,15 @@ def test_a_file_edited_by_hand_is_picked_up_by_the_next_load_and_search(
     watched: ProjectMemory, layout: Layout
 ) -> None:
     path = write_memory_file(layout, "database", "knowledge", "The database is postgres")
-    assert watched.search("postgres")[0]["id"] == "database"
+    assert watched.search("postgres").entries[0]["id"] == "database"
 
     path.write_text(path.read_text().replace("is postgres", "is now cockroachdb"))
 
     assert watched.load(memory_id="database").text == (
         "## Knowledge: Database [database]\n- The database is now cockroachdb\n"
     )
-    assert [e["id"] for e in watched.search("cockroachdb")] == ["database"]
-    assert watched.search("postgres") == []
+    assert [e["id"] for e in watched.search("cockroachdb").entries] == ["database"]
+    assert watched.search("postgres").entries == []
 
 
 def test_a_same_size_edit_in_place_is_picked_up_by_the_watcher_even_with_the_old_mtime(
@@ -428,7 +428,7 @@ def test_a_same_size_edit_in_place_is_picked_up_by_the_watcher_even_with_the_old
 
     assert path.stat().st_size == before.st_size
     assert opened.load(memory_id="database").text.endswith("- The database is cassandr\n")
-    assert [e["id"] for e in opened.search("cassandr")] == ["database"]
+    assert [e["id"] for e in opened.search("cassandr").entries] == ["database"]
     opened.index.close()
 
 
@@ -448,21 +448,21 @@ def test_a_same_size_edit_with_a_new_mtime_is_picked_up_without_a_watcher(
 def test_a_file_added_by_hand_is_picked_up_by_the_next_call(
     watched: ProjectMemory, layout: Layout
 ) -> None:
-    assert watched.search("bluebird") == []
+    assert watched.search("bluebird").entries == []
 
     write_memory_file(layout, "staging-host", "knowledge", "The staging host is bluebird")
 
-    assert [e["id"] for e in watched.search("bluebird")] == ["staging-host"]
+    assert [e["id"] for e in watched.search("bluebird").entries] == ["staging-host"]
 
 
 def test_deleting_a_file_removes_its_memory(watched: ProjectMemory, layout: Layout) -> None:
     path = write_memory_file(layout, "staging-host", "knowledge", "The staging host is bluebird")
     write_memory_file(layout, "other", "knowledge", "Something unrelated")
-    assert [e["id"] for e in watched.search("bluebird")] == ["staging-host"]
+    assert [e["id"] for e in watched.search("bluebird").entries] == ["staging-host"]
 
     path.unlink()
 
-    assert watched.search("bluebird") == []
+    assert watched.search("bluebird").entries == []
     assert watched.load("staging bluebird").selected_keys == []
     with pytest.raises(UnknownMemory):
         watched.load(memory_id="staging-host")
@@ -472,14 +472,14 @@ def test_the_index_file_can_be_deleted_and_is_rebuilt_from_the_files(layout: Lay
     write_memory_file(layout, "staging-host", "knowledge", "The staging host is bluebird")
     write_memory_file(layout, "deploy-rule", "rule", "Deploy only from main")
     first = open_project(layout.root)
-    before = (first.search("bluebird"), first.load("deploy main").text)
+    before = (first.search("bluebird").entries, first.load("deploy main").text)
     first.index.close()
 
     for path in layout.base.glob("index.sqlite*"):
         path.unlink()
     second = open_project(layout.root)
 
-    assert (second.search("bluebird"), second.load("deploy main").text) == before
+    assert (second.search("bluebird").entries, second.load("deploy main").text) == before
     assert layout.index.exists()
     second.index.close()
 

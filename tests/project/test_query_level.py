@@ -26,7 +26,7 @@ NEW_FILE = "rules/alpha-beta-gamma-delta-epsilon.md"
 def buried(memory: ProjectMemory, layout: Layout) -> ProjectMemory:
     """A project where the rule related to :data:`CANDIDATE` is the 13th BM25 match."""
     bury_a_related_rule(layout.folder("rules"))
-    ranked = [entry["id"] for entry in memory.search(BURIED_CANDIDATE, 20)]
+    ranked = [entry["id"] for entry in memory.search(BURIED_CANDIDATE, 20).entries]
     assert ranked.index("target") == 12
     return memory
 

@@ -86,7 +86,7 @@ def test_bm25_ranks_the_relevant_memory_better_than_word_overlap(
 ) -> None:
     documents = _write_project(layout)
 
-    bm25 = {query: [e["id"] for e in memory.search(query, 15)] for query, _ in LABELLED}
+    bm25 = {query: [e["id"] for e in memory.search(query, 15).entries] for query, _ in LABELLED}
     overlap = {query: word_overlap(query, documents) for query, _ in LABELLED}
 
     assert [bm25[query][0] for query, _ in LABELLED] == [relevant for _, relevant in LABELLED]
@@ -102,14 +102,15 @@ def test_search_entries_carry_id_type_scope_score_and_title_best_first(
 ) -> None:
     _write_project(layout)
 
-    entries = memory.search("database release", 3)
+    entries = memory.search("database release", 3).entries
 
     assert [(e["id"], e["type"], e["scope"]) for e in entries] == [
         ("database-migrations", "knowledge", "workspace"),
         ("nightly-backups", "knowledge", "workspace"),
         ("release-process", "skill", "workspace"),
     ]
-    assert [sorted(e) for e in entries] == [["id", "scope", "score", "title", "type"]] * 3
+    assert [sorted(e) for e in entries] == [["channels", "id", "scope", "score", "title", "type"]] * 3
+    assert {tuple(e["channels"]) for e in entries} == {("lexical",)}
     assert entries[0]["title"] == "Database migrations"
     scores = [e["score"] for e in entries]
     assert all(isinstance(score, float) and score > 0 for score in scores)
@@ -119,8 +120,8 @@ def test_search_entries_carry_id_type_scope_score_and_title_best_first(
 def test_search_matches_word_forms_by_stemming(memory: ProjectMemory, layout: Layout) -> None:
     _write_project(layout)
 
-    assert memory.search("deploying", 3)[0]["id"] == "deploy-with-blue-green"
-    assert memory.search("rotating", 3)[0]["id"] == "api-token-rotation"
+    assert memory.search("deploying", 3).entries[0]["id"] == "deploy-with-blue-green"
+    assert memory.search("rotating", 3).entries[0]["id"] == "api-token-rotation"
 
 
 def test_search_of_text_without_words_or_with_fts_syntax_finds_nothing_and_never_fails(
@@ -128,9 +129,9 @@ def test_search_of_text_without_words_or_with_fts_syntax_finds_nothing_and_never
 ) -> None:
     _write_project(layout)
 
-    assert memory.search("", 5) == []
-    assert memory.search("  ?! -- ", 5) == []
-    assert [e["id"] for e in memory.search('redis" OR NEAR(cache', 1)] == ["redis-cache"]
+    assert memory.search("", 5).entries == []
+    assert memory.search("  ?! -- ", 5).entries == []
+    assert [e["id"] for e in memory.search('redis" OR NEAR(cache', 1).entries] == ["redis-cache"]
 
 
 def test_route_entries_are_in_load_order_not_sorted_by_score(
@@ -154,7 +155,7 @@ def test_route_entries_are_in_load_order_not_sorted_by_score(
     assert all(sorted(e) == ["how", "id", "scope", "score", "type"] for e in entries)
     assert {(e["scope"], e["how"]) for e in entries} == {("workspace", "direct")}
     assert [e["id"] for e in entries] == memory.load(query).selected_keys
-    assert [e["id"] for e in memory.search(query, 2)] == [
+    assert [e["id"] for e in memory.search(query, 2).entries] == [
         "database-migrations",
         "python-formatting",
     ]
@@ -177,15 +178,15 @@ def test_in_a_large_index_common_words_count_only_when_nothing_rarer_matches(
     _write_large_project(layout)
 
     # "build" is in 300 of 2,101 memories, more than 2%: left out while "tarball" matches.
-    assert [e["id"] for e in memory.search("build the tarball", 5)] == ["tarball-signing"]
+    assert [e["id"] for e in memory.search("build the tarball", 5).entries] == ["tarball-signing"]
     # Only common words: the memories holding all of them.
-    found = memory.search("green build", 500)
+    found = memory.search("green build", 500).entries
     assert sorted(e["id"] for e in found) == [f"filler-{n:04d}" for n in range(0, 2_100, 70)]
     # The rare word matches nothing: the memories holding all the common ones answer.
-    found = memory.search("zebra build green", 500)
+    found = memory.search("zebra build green", 500).entries
     assert sorted(e["id"] for e in found) == [f"filler-{n:04d}" for n in range(0, 2_100, 70)]
     # No memory holds them all either: the first common word of the query answers.
-    found = memory.search("zebra green blue", 500)
+    found = memory.search("zebra green blue", 500).entries
     assert sorted(e["id"] for e in found) == [f"filler-{n:04d}" for n in range(0, 2_100, 10)]
     # Counts go through the index's stemmer: "builds" is as common as "build".
-    assert [e["id"] for e in memory.search("builds the tarball", 5)] == ["tarball-signing"]
+    assert [e["id"] for e in memory.search("builds the tarball", 5).entries] == ["tarball-signing"]

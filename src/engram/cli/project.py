@@ -79,10 +79,12 @@ def load(
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def search(query: str, limit: int, as_json: bool) -> None:
-    """Search memory (BM25)."""
-    entries = _project().search(query, limit)
-    text = "\n".join(f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in entries)
-    _emit(entries, as_json, text or "no match")
+    """Search memory (BM25, fused with the semantic channel where it is installed)."""
+    found = _project().search(query, limit)
+    text = "\n".join(
+        f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in found.entries
+    )
+    _emit(found.entries, as_json, text or "no match")
 
 
 @click.command("route")

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engram.project.config import semantic_off
 from engram.project.layout import global_root
 
 __all__ = ["USAGE", "ServerOptions", "parse_options"]
@@ -50,6 +51,8 @@ class ServerOptions:
     show_help: bool = False
     show_version: bool = False
     elicitation_timeout: float = 60.0
+    #: Project memory's semantic channel (``ENGRAM_SEMANTIC=off`` turns it off).
+    semantic: bool = True
     ignored: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -101,6 +104,7 @@ def parse_options(
         cwd=here,
         global_dir=global_root(env),
         elicitation_timeout=elicitation_timeout,
+        semantic=not semantic_off(env),
         always_load=flags["always_load"],
         elicitation=flags["elicitation"],
         host_profile=paths["host_profile"],

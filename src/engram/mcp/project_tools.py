@@ -55,6 +55,7 @@ class ProjectTools:
     def __init__(self, options: ServerOptions) -> None:
         self.start = options.root or options.cwd
         self.global_dir = options.global_dir
+        self.semantic = options.semantic
         self._memory: ProjectMemory | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -66,7 +67,9 @@ class ProjectTools:
             if self._closed:  # a worker still running after the server shut down
                 raise InternalError()
             if self._memory is None:
-                self._memory = open_project(self.start, watch=True, global_dir=self.global_dir)
+                self._memory = open_project(
+                    self.start, watch=True, global_dir=self.global_dir, semantic=self.semantic
+                )
             return self._memory
 
     def __enter__(self) -> ProjectTools:
@@ -146,10 +149,13 @@ def _route(memory: ProjectMemory, arguments: dict[str, Any], context: CallContex
 
 
 def _search(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
-    entries = memory.search(arguments["query"], arguments.get("limit", 10))
-    text = "\n".join(f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in entries)
+    found = memory.search(arguments["query"], arguments.get("limit", 10))
+    text = "\n".join(
+        f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in found.entries
+    )
     return envelope(
-        {"entries": entries, "text": text or "no match"}, diagnostics=_diagnostics(memory)
+        {"entries": found.entries, "ranking": found.ranking, "text": text or "no match"},
+        diagnostics=_diagnostics(memory),
     )
 
 

@@ -31,7 +31,7 @@ from engram.memory.ports import MemoryReader, RecordRow
 from engram.memory.records import project, redaction_receipt_digest
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
-from engram.search.fusion import RRF_K, fuse
+from engram.search.fusion import FUSION_DEPTH, hybrid, ranking_receipt
 from engram.search.lexical import query_groups
 
 __all__ = [
@@ -49,9 +49,6 @@ RECALL_CANDIDATES: Final = 2000
 RESPONSE_CEILING_BYTES: Final = 1_048_576
 DEFAULT_LIMIT: Final = 10
 DEFAULT_MAX_PACKET_BYTES: Final = 65_536
-#: Each channel contributes its first this many eligible candidates to the fusion; the
-#: rest of the lexical ranking follows the fused ones.
-FUSION_DEPTH: Final = 50
 
 
 class SemanticRanking:
@@ -168,18 +165,6 @@ class PageCursors:
         return fields
 
 
-def _ranking(semantic: SemanticRanking | None) -> dict[str, Any]:
-    """What the rank receipt says of how the records were ranked."""
-    if semantic is None:
-        return {"channels": ["lexical"], "algorithm": "sqlite-fts5-bm25"}
-    return {
-        "channels": ["lexical", "semantic"],
-        "algorithm": f"rrf(k={RRF_K}): sqlite-fts5-bm25, cosine",
-        "model": semantic.model,
-        "fusion": "reciprocal_rank",
-    }
-
-
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -214,25 +199,13 @@ def _fused(
     semantic: SemanticRanking,
     now_ms: int,
 ) -> list[tuple[RecordRow, float]]:
-    """The first :data:`FUSION_DEPTH` eligible records of each channel fused by reciprocal
-    rank, then the rest of the lexical ranking in its order (scored as lexical-only
-    candidates). The fused head does not depend on the page asked for, and a deeper page
-    only extends the lexical tail, so the pages of one search never repeat or skip a
-    record."""
+    """The eligible records of both channels fused (:func:`engram.search.fusion.hybrid`)."""
     nearest = semantic.nearest(4 * FUSION_DEPTH)
     rows = reader.records_by_rowid(semantic.scope_id, nearest)
     close = [rows[rowid] for rowid in nearest if rowid in rows and eligible(rows[rowid], now_ms)]
-    close = close[:FUSION_DEPTH]
     by_id = {row.record_id: row for row, _ in lexical} | {row.record_id: row for row in close}
-    head = [[row.record_id for row, _ in lexical[:FUSION_DEPTH]], [row.record_id for row in close]]
-    fused = [(by_id[record_id], score) for record_id, score in fuse(head)]
-    taken = {row.record_id for row, _ in fused}
-    tail = [
-        (row, 1.0 / (RRF_K + rank))
-        for rank, (row, _) in enumerate(lexical, start=1)
-        if rank > FUSION_DEPTH and row.record_id not in taken
-    ]
-    return fused + tail
+    fused = hybrid([row.record_id for row, _ in lexical], [row.record_id for row in close])
+    return [(by_id[record_id], score) for record_id, score in fused]
 
 
 def search(
@@ -303,7 +276,7 @@ def search(
         "receipt/rank",
         {
             **binding_fields,
-            **_ranking(semantic),
+            **ranking_receipt(semantic.model if semantic is not None else None),
             "snapshot": snapshot,
             "offset": offset,
             # Only disclosable records are counted: a count of every hit would tell that

@@ -9,13 +9,8 @@ resumes where it stopped.
 
 A scope's channel is *current* when every record of its lexical index has a vector for
 the embedder's model; only then does search use it (:meth:`SemanticProjection.ranking`).
-Scoring is brute force: one matrix product over the scope's vectors (numpy), kept in
-memory per scope and reloaded when the projection changes. At 384 dimensions that is
-1.5 KiB per record: 150 MiB and a few milliseconds at 100,000 records.
-
-A neighbour below :data:`SEMANTIC_FLOOR` is not a candidate: every text has *some*
-nearest vector, and a question about something never stored must not be answered with
-it.
+Scoring is brute force (:class:`engram.search.vectors.VectorSet`) over the scope's
+vectors, kept in memory per scope and reloaded when the projection changes.
 """
 
 from __future__ import annotations
@@ -30,16 +25,13 @@ from engram.memory.ports import MemoryReader, MemoryStore
 from engram.memory.recall import SemanticRanking
 from engram.memory.records import content_text
 from engram.memory.vault import Vault
+from engram.search.vectors import VectorSet
 
 if TYPE_CHECKING:
     from engram.search.embedding import Embedder
 
-__all__ = ["SEMANTIC_FLOOR", "SemanticProjection"]
+__all__ = ["SemanticProjection"]
 
-#: The lowest cosine (multilingual-e5-small) at which a record is a semantic candidate.
-#: Calibrated on the development sets (docs/retrieval.md): it keeps 95% of LoCoMo's
-#: evidence turns and 99% of the coding-agent set's relevant memories.
-SEMANTIC_FLOOR: Final = 0.78
 BATCH: Final = 32
 
 
@@ -50,8 +42,8 @@ class SemanticProjection:
         self.store = store
         self.embedder = embedder
         self._lock = threading.Lock()
-        #: scope id -> (projection version, record rowids, matrix)
-        self._loaded: dict[str, tuple[tuple[int, int, int], Any, Any]] = {}
+        #: scope id -> (projection version, the scope's vectors by record rowid)
+        self._loaded: dict[str, tuple[tuple[int, int, int], VectorSet[int]]] = {}
 
     def embed_query(self, query: str) -> Any:
         """The question's vector (embedded before the search opens its snapshot)."""
@@ -64,18 +56,10 @@ class SemanticProjection:
         version = reader.vector_version(scope_id, model)
         if version[0] != reader.indexed_count(scope_id):
             return None
-        rowids, matrix = self._matrix(reader, scope_id, version)
+        vectors = self._vectors(reader, scope_id, version)
 
         def nearest(depth: int) -> list[int]:
-            import numpy as np
-
-            if not len(rowids):
-                return []
-            scores = matrix @ question
-            depth = min(depth, len(rowids))
-            top = np.argpartition(-scores, depth - 1)[:depth]
-            ordered = top[np.lexsort((rowids[top], -scores[top]))]
-            return [int(rowids[i]) for i in ordered if scores[i] >= SEMANTIC_FLOOR]
+            return [rowid for rowid, _ in vectors.nearest(question, depth)]
 
         return SemanticRanking(scope_id, model, "/".join(map(str, version)), nearest)
 
@@ -84,21 +68,16 @@ class SemanticProjection:
         with self._lock:
             self._loaded.pop(scope.scope_id, None)
 
-    def _matrix(
+    def _vectors(
         self, reader: MemoryReader, scope_id: str, version: tuple[int, int, int]
-    ) -> tuple[Any, Any]:
-        import numpy as np
-
+    ) -> VectorSet[int]:
         with self._lock:
             loaded = self._loaded.get(scope_id)
             if loaded is None or loaded[0] != version:
                 rows = reader.vectors(scope_id, self.embedder.model)
-                rowids = np.array([rowid for rowid, _ in rows], dtype=np.int64)
-                matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-                matrix = matrix.reshape(len(rows), self.embedder.dimension)
-                loaded = (version, rowids, matrix)
+                loaded = (version, VectorSet.from_blobs(rows, self.embedder.dimension))
                 self._loaded[scope_id] = loaded
-            return loaded[1], loaded[2]
+            return loaded[1]
 
     def build(
         self,

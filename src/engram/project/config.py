@@ -1,6 +1,7 @@
 """The project's JSON configuration (``.agents/.engram/config.json``).
 
-Roles, the rule-variant mode, load defaults and MCP settings. A missing file means
+Roles, the rule-variant mode, load defaults, whether search uses the semantic channel,
+and MCP settings. A missing file means
 the defaults; a file that does not parse or holds an out-of-range value is an error
 naming the file and the key, never silently replaced.
 """
@@ -8,13 +9,14 @@ naming the file and the key, never silently replaced.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
 from engram.errors import ConfigError
 
-__all__ = ["RULE_VARIANTS", "Config", "ConfigError", "load_config", "save_config"]
+__all__ = ["RULE_VARIANTS", "Config", "ConfigError", "load_config", "save_config", "semantic_off"]
 
 RULE_VARIANTS: Final = ("off", "light", "balanced", "strict")
 _RANGES: Final = {
@@ -31,6 +33,8 @@ class Config:
     roles: tuple[str, ...] = ()
     rule_variant: str = "balanced"
     numbers: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: ``search.semantic``: rank with the semantic channel too where it is installed.
+    semantic: bool = True
 
     def number(self, section: str, key: str) -> int:
         return self.numbers.get((section, key), _RANGES[(section, key)][2])
@@ -81,7 +85,11 @@ def load_config(path: Path) -> Config:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ConfigError(f"{path}: {section}.{key} must be a whole number {low}..{high}")
         numbers[(section, key)] = value
-    return Config(tuple(sorted(set(roles))), variant, numbers)
+    search = data.get("search", {})
+    semantic = search.get("semantic", True) if isinstance(search, dict) else None
+    if not isinstance(semantic, bool):
+        raise ConfigError(f"{path}: search.semantic must be true or false")
+    return Config(tuple(sorted(set(roles))), variant, numbers, semantic)
 
 
 def save_config(path: Path, config: Config) -> None:
@@ -91,3 +99,9 @@ def save_config(path: Path, config: Config) -> None:
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     temporary.replace(path)
+
+
+def semantic_off(environ: Mapping[str, str]) -> bool:
+    """Whether the environment (``ENGRAM_SEMANTIC=off``) turns project memory's semantic
+    channel off, whatever the project's configuration says."""
+    return environ.get("ENGRAM_SEMANTIC", "").strip().lower() in ("off", "0", "false", "no")

@@ -108,6 +108,11 @@ class Memory:
         return self.items("tags")
 
     @property
+    def passage(self) -> str:
+        """What the semantic channel embeds: the title, then the body."""
+        return f"{self.title}\n\n{self.body}"
+
+    @property
     def lifecycle(self) -> str:
         return str(self.fields.get("lifecycle", "active"))
 

@@ -3,11 +3,14 @@
 1. Hidden before ranking: archived or superseded lifecycle, low confidence, a role
    mismatch (when both the memory and the configuration name roles), an expired
    working note (past ``valid_until``), and working notes unless asked for.
-2. Ranking: BM25 hits for the query (or, for the query ``current session``, every
-   rule plus memories tagged ``session-start``, ``always-load``, ``start-session`` or
-   ``always``).
-3. Relevance: hits scoring under a tenth of the best hit are omitted
-   (``low-relevance``): they matched only words that carry almost no weight.
+2. Ranking: BM25 hits for the query, fused with the semantic channel's nearest memories
+   where it ranks (:func:`engram.search.fusion.hybrid`, the same as governed search);
+   or, for the query ``current session``, every rule plus memories tagged
+   ``session-start``, ``always-load``, ``start-session`` or ``always``.
+3. Relevance: BM25 hits scoring under a tenth of the best hit are omitted
+   (``low-relevance``) unless the semantic channel found them too: they matched only
+   words that carry almost no weight. The semantic channel has its own floor (a cosine
+   of :data:`engram.search.vectors.SEMANTIC_FLOOR`).
 4. Order: rules first, then decisions (tagged ``decision``), then the rest; by score
    within a class, then by id, so the same files and query give the same order.
 5. Dependencies (``depends_on``) of a selected memory come just before it, deepest
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engram.project.memory_file import Memory
+from engram.search.fusion import hybrid
 
 __all__ = ["SESSION_QUERY", "SESSION_TAGS", "Omission", "Routed", "Routing", "route"]
 
@@ -85,8 +89,10 @@ def route(
     limit: int,
     notes: bool = True,
     today: str | None = None,
+    close: list[str] | None = None,
 ) -> Routing:
-    """Route ``query`` over ``memories`` given its BM25 ``hits``."""
+    """Route ``query`` over ``memories`` given its BM25 ``hits`` and, where the semantic
+    channel ranks, the ids it found ``close`` to the query (best first)."""
     day = today or dt.date.today().isoformat()
     routing = Routing()
     candidates: list[Routed] = []
@@ -94,14 +100,7 @@ def route(
         chosen = [m for m in memories.values() if m.type == "rule" or SESSION_TAGS & set(m.tags)]
         candidates = [Routed(m, "direct", 0.0) for m in chosen]
     else:
-        best = max((score for _, score, _ in hits), default=0.0)
-        for mid, score, terms in hits:
-            if mid not in memories:
-                continue
-            if score < best * RELEVANCE_FLOOR:
-                routing.omitted.append(Omission(mid, "low-relevance"))
-            else:
-                candidates.append(Routed(memories[mid], "direct", score, tuple(terms)))
+        candidates = _ranked(memories, hits, close, routing)
     visible = []
     for routed in candidates:
         reason = hidden_reason(routed.memory, roles, day, notes)
@@ -118,6 +117,35 @@ def route(
             continue
         _with_dependencies(routed, memories, roles, day, limit, routing)
     return routing
+
+
+def _ranked(
+    memories: dict[str, Memory],
+    hits: list[tuple[str, float, list[str]]],
+    close: list[str] | None,
+    routing: Routing,
+) -> list[Routed]:
+    """The relevant hits, fused with the semantic channel's where it ranks; the weak
+    hits only BM25 found are omitted as ``low-relevance``."""
+    best = max((score for _, score, _ in hits), default=0.0)
+    relevant: list[tuple[str, float]] = []
+    weak: list[str] = []
+    terms_of: dict[str, tuple[str, ...]] = {}
+    for mid, score, terms in hits:
+        if mid not in memories:
+            continue
+        terms_of[mid] = tuple(terms)
+        if score < best * RELEVANCE_FLOOR:
+            weak.append(mid)
+        else:
+            relevant.append((mid, score))
+    if close is not None:
+        relevant = hybrid([mid for mid, _ in relevant], [m for m in close if m in memories])
+    chosen = {mid for mid, _ in relevant}
+    routing.omitted.extend(Omission(mid, "low-relevance") for mid in weak if mid not in chosen)
+    return [
+        Routed(memories[mid], "direct", score, terms_of.get(mid, ())) for mid, score in relevant
+    ]
 
 
 def _with_dependencies(

@@ -33,11 +33,21 @@ from engram.project.proposals import (
     verdict_for,
 )
 from engram.project.routing import SESSION_QUERY, Routing, route
+from engram.project.semantic import ProjectVectors
+from engram.search.fusion import FUSION_DEPTH, hybrid, ranking_receipt
 
-__all__ = ["LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
+__all__ = ["Found", "LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
 
 #: How many BM25 hits routing considers before filtering and ordering.
 ROUTE_CANDIDATES = 64
+
+
+@dataclass(frozen=True)
+class Found:
+    """What ``engram search`` returns: entries best first, and how they were ranked."""
+
+    entries: list[dict[str, Any]]
+    ranking: dict[str, Any]
 
 
 @dataclass
@@ -98,12 +108,19 @@ class ProjectMemory:
     """The memory of one project."""
 
     def __init__(
-        self, layout: Layout, global_layout: Layout, index: MemoryIndex, catalog: Catalog
+        self,
+        layout: Layout,
+        global_layout: Layout,
+        index: MemoryIndex,
+        catalog: Catalog,
+        vectors: ProjectVectors | None = None,
     ) -> None:
         self.layout = layout
         self.global_layout = global_layout
         self.index = index
         self.catalog = catalog
+        #: The semantic channel (``None``: lexical only, whatever is installed).
+        self.vectors = vectors
         self._cache: tuple[int, dict[str, Memory]] = (-1, {})
 
     @property
@@ -117,7 +134,9 @@ class ProjectMemory:
         self.catalog.refresh()
 
     def close(self) -> None:
-        """Stop following the files and close the index."""
+        """Stop following the files and building vectors, and close the index."""
+        if self.vectors is not None:
+            self.vectors.close()
         self.catalog.close()
         self.index.close()
 
@@ -134,12 +153,28 @@ class ProjectMemory:
             self._cache = (self.catalog.version, cached)
         return cached
 
+    def _nearest(self, query: str, config: Config) -> tuple[str, list[str]] | None:
+        """The semantic channel's ranking (model, memory ids), or ``None`` when it does
+        not rank (not installed, turned off, not current yet, or a session query)."""
+        if self.vectors is None or not config.semantic or not query.strip():
+            return None
+        if " ".join(query.lower().split()) == SESSION_QUERY:
+            return None
+        return self.vectors.nearest(query, self.catalog.version)
+
     def routing(self, query: str, limit: int | None = None, notes: bool = True) -> Routing:
         self.refresh()
         config = self.config()
         hits = self.index.search(query, ROUTE_CANDIDATES)
+        nearest = self._nearest(query, config)
         return route(
-            self._memories(), hits, query, config.roles, limit or config.max_memories, notes=notes
+            self._memories(),
+            hits,
+            query,
+            config.roles,
+            limit or config.max_memories,
+            notes=notes,
+            close=None if nearest is None else nearest[1],
         )
 
     def load(
@@ -186,21 +221,39 @@ class ProjectMemory:
         self.index.count_use([memory_id])
         return LoadResult(text, [memory_id], [memory_id], [], [], estimate_tokens(text), None)
 
-    def search(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
-        """BM25-ranked entries: id, type, scope, score, title."""
+    def search(self, query: str, limit: int = 10) -> Found:
+        """Ranked entries (id, type, scope, score, title, channels) and how they were
+        ranked: BM25, fused with the semantic channel where it ranks."""
         self.refresh()
         memories = self._memories()
-        return [
+        nearest = self._nearest(query, self.config())
+        hits = self.index.search(query, limit if nearest is None else max(limit, FUSION_DEPTH))
+        if nearest is None:
+            ranked = [(mid, score) for mid, score, _ in hits]
+            channels = {mid: ["lexical"] for mid, _ in ranked}
+        else:
+            lexical = [mid for mid, _, _ in hits]
+            close = [mid for mid in nearest[1] if mid in memories]
+            ranked = hybrid(lexical, close)
+            channels = {
+                mid: [
+                    name for name, ids in (("lexical", lexical), ("semantic", close)) if mid in ids
+                ]
+                for mid, _ in ranked
+            }
+        entries = [
             {
                 "id": mid,
                 "type": memories[mid].type,
                 "scope": memories[mid].scope,
-                "score": score,
+                "score": round(score, 6),
                 "title": memories[mid].title,
+                "channels": channels[mid],
             }
-            for mid, score, _ in self.index.search(query, limit)
+            for mid, score in ranked
             if mid in memories
-        ]
+        ][:limit]
+        return Found(entries, ranking_receipt(None if nearest is None else nearest[0]))
 
     def route_entries(self, query: str) -> list[dict[str, Any]]:
         """Routed entries in load order (not sorted by score)."""

@@ -3,13 +3,15 @@
 It mirrors the files (never the source of truth): each file's fingerprint (mtime,
 size, SHA-256), its parsed memory or the reason it is invalid, an FTS5 table of the
 analyzed terms (:mod:`engram.search.analysis`) for BM25 search (title weighted above
-tags above body), and usage
-counts (which survive re-indexing, because they are not derived from the files).
+tags above body), the semantic channel's vectors (keyed by the digest of the text they
+were made from, so re-indexing an unchanged memory keeps its vector), and usage counts
+(which survive re-indexing, because they are not derived from the files).
 Deleting the file loses nothing but time: the next call rebuilds it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -80,6 +82,19 @@ def _analyzed(db: sqlite3.Connection) -> None:
         "CREATE VIRTUAL TABLE memories_fts USING fts5(title, tags, body,"
         " tokenize='unicode61 remove_diacritics 0')"
     )
+    db.execute("DELETE FROM memories")
+    db.execute("DELETE FROM files")
+
+
+@migration(SCHEMA, 7)
+def _vectors(db: sqlite3.Connection) -> None:
+    # The semantic channel: a vector per distinct passage (Memory.passage) and model.
+    db.execute(
+        "CREATE TABLE vectors (digest TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,"
+        " PRIMARY KEY (digest, model)) WITHOUT ROWID"
+    )
+    db.execute("ALTER TABLE memories ADD COLUMN passage_digest TEXT NOT NULL DEFAULT ''")
+    db.execute("DELETE FROM memories_fts")
     db.execute("DELETE FROM memories")
     db.execute("DELETE FROM files")
 
@@ -180,8 +195,8 @@ class ProjectIndex:
                 "UPDATE files SET memory_id = NULL, problem = ? WHERE path = ?", (reason, other)
             )
         cursor = db.execute(
-            "INSERT INTO memories (id, path, type, scope, title, fields, body)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO memories (id, path, type, scope, title, fields, body, passage_digest)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory.id,
                 path,
@@ -190,6 +205,7 @@ class ProjectIndex:
                 memory.title,
                 json.dumps(memory.fields, sort_keys=True),
                 memory.body,
+                _digest(memory.passage),
             ),
         )
         db.execute(
@@ -268,6 +284,53 @@ class ProjectIndex:
             for memory_id, score, text_ in rows
         ]
 
+    # --- the semantic channel ---------------------------------------------------------
+
+    def vector_counts(self, model: str) -> tuple[int, int]:
+        """``(memories, memories with a vector for model)``."""
+        with self._read() as db:
+            row = db.execute(
+                "SELECT count(*), count(v.digest) FROM memories AS m"
+                " LEFT JOIN vectors AS v ON v.digest = m.passage_digest AND v.model = ?",
+                (model,),
+            ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def unembedded(self, model: str, limit: int) -> list[tuple[str, str]]:
+        """``(digest, passage)`` of up to ``limit`` passages with no vector for model."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT m.passage_digest, m.id, m.type, m.scope, m.title, m.body, m.fields"
+                " FROM memories AS m"
+                " LEFT JOIN vectors AS v ON v.digest = m.passage_digest AND v.model = ?"
+                " WHERE v.digest IS NULL GROUP BY m.passage_digest ORDER BY m.passage_digest"
+                " LIMIT ?",
+                (model, limit),
+            ).fetchall()
+        return [(row[0], _memory(row[1:]).passage) for row in rows]
+
+    def put_vectors(self, model: str, vectors: Iterable[tuple[str, bytes]]) -> None:
+        """Store vectors; drop those no memory's passage has any more."""
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(digest, model, vector) for digest, vector in vectors],
+            )
+            db.execute(
+                "DELETE FROM vectors WHERE digest NOT IN (SELECT passage_digest FROM memories)"
+            )
+
+    def vectors(self, model: str) -> list[tuple[str, bytes]]:
+        """``(memory id, float32 bytes)`` of every memory with a vector, by id."""
+        with self._read() as db:
+            return list(
+                db.execute(
+                    "SELECT m.id, v.vector FROM memories AS m JOIN vectors AS v"
+                    " ON v.digest = m.passage_digest AND v.model = ? ORDER BY m.id",
+                    (model,),
+                )
+            )
+
     # --- usage ---------------------------------------------------------------------
 
     def count_use(self, memory_ids: Iterable[str]) -> None:
@@ -305,6 +368,10 @@ def _precedence(path: str) -> tuple[int, str]:
 
 def _is_global(path: str) -> bool:
     return path.startswith("global:")
+
+
+def _digest(passage: str) -> str:
+    return hashlib.sha256(passage.encode()).hexdigest()
 
 
 def _matched(groups: list[Group], text: str) -> list[str]:
