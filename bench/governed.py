@@ -402,10 +402,23 @@ def over_stdio(profile: Path, count: int) -> dict[str, Any]:
             lambda rid: call("engram_memory_get", {"record_id": rid, "purpose_ref": PURPOSE}),
             (ids * count)[:count],
         )
+        rss = _memory_mib(client.process.pid)
     return {
         "search_first_pass": summary(first_ms),
         "search": summary(search_ms),
         "get": summary(get_ms),
+        "server_rss_mib": rss,
+    }
+
+
+def _memory_mib(pid: int) -> dict[str, float]:
+    """The server's resident memory now (warm, after the timed calls) and at its peak."""
+    fields = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    return {
+        name: round(int(fields[key].split()[0]) / 1024, 1)
+        for name, key in (("warm", "VmRSS"), ("peak", "VmHWM"))
     }
 
 

@@ -50,6 +50,7 @@ from engram.crypto.keyfiles import create_keyring
 from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
 from engram.memory.maintenance import Maintenance
+from engram.project.workspace import ProjectMemory
 from engram.store.sqlite.memory_store import SqliteMemoryStore
 from engram.testing import DIGEST, PURPOSE, Clock, binding
 
@@ -91,6 +92,8 @@ class Outcome:
     judged: list[Judged] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
     returned_bytes: list[float] = field(default_factory=list)
+    #: For each question about nothing stored, whether ``engram load`` selected anything.
+    loads_about_nothing: list[bool] = field(default_factory=list)
 
 
 Searcher = Callable[[str], tuple[list[str], int]]
@@ -280,12 +283,23 @@ def project(corpus: Corpus, work: Path, semantic: bool = False) -> Searcher:
         opened.refresh()
         opened.vectors.build(embedder)
 
-    def search(query: str) -> tuple[list[str], int]:
-        entries = opened.search(query, LIMIT).entries
-        size = len(json.dumps(entries, ensure_ascii=False).encode())
-        return [ids[entry["id"]] for entry in entries], size
+    return ProjectSearch(opened, ids)
 
-    return search
+
+class ProjectSearch:
+    """``engram search`` over a project, and ``engram load`` for the same question."""
+
+    def __init__(self, opened: ProjectMemory, ids: dict[str, str]) -> None:
+        self.opened, self.ids = opened, ids
+
+    def __call__(self, query: str) -> tuple[list[str], int]:
+        entries = self.opened.search(query, LIMIT).entries
+        size = len(json.dumps(entries, ensure_ascii=False).encode())
+        return [self.ids[entry["id"]] for entry in entries], size
+
+    def load(self, query: str) -> list[str]:
+        """The memories ``engram load`` selects for the question."""
+        return [self.ids[key] for key in self.opened.load(query).selected_keys]
 
 
 def bm25(corpus: Corpus, work: Path) -> Searcher:
@@ -348,13 +362,18 @@ def run(corpus: Corpus, face: str, outcome: Outcome) -> None:
             outcome.latency_ms.append((time.perf_counter() - started) * 1000)
             outcome.returned_bytes.append(size)
             outcome.judged.append(judge(query.relevant, ranked, query.category))
+            load = getattr(search, "load", None)
+            if load is not None and not query.relevant:
+                outcome.loads_about_nothing.append(bool(load(query.text)))
 
 
 def report(outcome: Outcome) -> dict[str, Any]:
     latency = summary(outcome.latency_ms)
     size = summary(outcome.returned_bytes)
+    loads = {"load_negatives_answered": sum(outcome.loads_about_nothing)}
     return {
         **summarize(outcome.judged),
+        **(loads if outcome.loads_about_nothing else {}),
         "latency_p50_ms": latency["p50_ms"],
         "latency_p95_ms": latency["p95_ms"],
         "returned_bytes_p50": size["p50_ms"],
@@ -393,6 +412,7 @@ def main() -> None:
                 f"{name:10} {face:14} R@5 {shown.get('recall_5', '-')!s:6} "
                 f"R@10 {shown.get('recall_10', '-')!s:6} MRR {shown.get('mrr', '-')!s:6} "
                 f"neg {shown.get('negatives_answered', '-')}/{shown.get('negatives', '-')} "
+                f"load neg {shown.get('load_negatives_answered', '-')} "
                 f"p50 {shown['latency_p50_ms']} ms",
                 flush=True,
             )

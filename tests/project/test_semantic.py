@@ -21,6 +21,7 @@ from engram.project.semantic import ProjectVectors
 from engram.project.workspace import ProjectMemory
 from engram.search.embedding import MODEL, load_embedder
 from engram.search.fusion import RRF_K
+from engram.testing import StartServer, call, data_of, new_project
 from tests.project.conftest import write_memory_file
 
 FRENCH = "Les paiements refusés sont réessayés trois fois, avec un délai qui double à chaque fois"
@@ -219,3 +220,26 @@ def test_a_search_semantic_that_is_not_a_boolean_is_an_error_naming_the_key(
 
     with pytest.raises(ConfigError, match=r"search\.semantic must be true or false"):
         load_config(path)
+
+
+def test_engram_search_over_mcp_names_the_channels_that_ranked(
+    tmp_path: Path, start_server: StartServer
+) -> None:
+    project = new_project(tmp_path / "project", start_server)
+    project.write_memory("payment-retries", "knowledge", FRENCH)
+    project.write_memory("frontend-stack", "knowledge", "The frontend is a React app")
+    server = project.start(ENGRAM_SEMANTIC="on")
+
+    first = data_of(call(server, "engram_search", {"query": QUESTION}))
+    assert first["ranking"] == {"channels": ["lexical"], "algorithm": "sqlite-fts5-bm25"}
+    assert {tuple(e["channels"]) for e in first["entries"]} <= {("lexical",)}
+
+    deadline = time.monotonic() + 60  # the server embeds its two memories in the background
+    while (found := data_of(call(server, "engram_search", {"query": QUESTION})))["ranking"][
+        "channels"
+    ] == ["lexical"]:
+        assert time.monotonic() < deadline, "the server never ranked with the semantic channel"
+        time.sleep(0.05)
+    assert found["ranking"]["model"] == MODEL
+    assert found["entries"][0]["id"] == "payment-retries"
+    assert "semantic" in found["entries"][0]["channels"]

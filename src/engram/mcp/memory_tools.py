@@ -46,7 +46,10 @@ _TITLES = {
 }
 
 _DESCRIPTIONS = {
-    "search": "Find current memories with citations and a rank receipt (BM25). Read-only.",
+    "search": (
+        "Find current memories with citations and a rank receipt (BM25, fused with the"
+        " semantic channel where installed). Read-only."
+    ),
     "get": "Read one current record by record_id, with a read receipt. Read-only.",
     "capture": (
         "Submit cited material as an encrypted pending candidate (not searchable until "

@@ -244,7 +244,7 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
     (
         "engram_search",
         "Search project memory",
-        "Search memory by query (BM25 ranked).",
+        "Search memory by query (BM25, fused with the semantic channel where installed).",
         _search,
         True,
     ),
