@@ -35,6 +35,7 @@ from engram.canonical import digest
 from engram.crypto.ids import random_id
 from engram.memory.binding import Binding
 from engram.memory.ports import ConfirmationRow, MemoryTransaction
+from engram.safety.display import escaped
 
 __all__ = [
     "APPROVAL_TTL_MS",
@@ -66,9 +67,11 @@ class Operation:
     operation_digest: str
 
     def display(self) -> dict[str, Any]:
+        """What a person is shown: the server's own operation and target, and the agent's
+        reason with anything that could rewrite the display escaped."""
         shown: dict[str, Any] = {"operation": self.tool, "target": self.target}
         if self.reason_ref is not None:
-            shown["reason"] = self.reason_ref
+            shown["reason"] = escaped(self.reason_ref)
         return shown
 
 

@@ -54,11 +54,14 @@ def _text(low: int, high: int, *, nfc: bool = True) -> dict[str, Any]:
     return schema
 
 
-OPAQUE: Final = _text(1, 512)
+#: A ref or a key: opaque to engram, but shown to people (the operator's terminal, a
+#: dialog), so it may hold no control, line separator or invisible format character
+#: (``engram.safety.display``): INVALID_SCHEMA, like any other schema violation.
+OPAQUE: Final = {**_text(1, 512), "x-engram-displayable": True}
 DIGEST: Final = {"type": "string", "pattern": DIGEST_PATTERN}
 INSTANT: Final = {"type": "string", "pattern": INSTANT_PATTERN, "x-engram-instant": True}
 SAFE_INT: Final = {"type": "integer", "minimum": -SAFE_INTEGER, "maximum": SAFE_INTEGER}
-IDEMPOTENCY_KEY: Final = {**_text(16, 256), "minLength": 4}
+IDEMPOTENCY_KEY: Final = {**_text(16, 256), "minLength": 4, "x-engram-displayable": True}
 RECORD_ID: Final = {"type": "string", "pattern": RECORD_ID_PATTERN, "maxLength": 512}
 CANDIDATE_ID: Final = {"type": "string", "pattern": CANDIDATE_ID_PATTERN, "maxLength": 512}
 MAX_PACKET_BYTES: Final = {"type": "integer", "minimum": 4096, "maximum": 1_048_576}

@@ -30,6 +30,7 @@ from engram.memory.schemas import (
     INPUT_SCHEMAS,
     input_schema,
 )
+from engram.safety.display import displayable
 
 __all__ = ["validate_arguments"]
 
@@ -101,6 +102,7 @@ _STRING_KEYWORDS: dict[str, StringKeyword] = {
     ),
     "x-engram-nfc": lambda wanted: _is_nfc if wanted else None,
     "x-engram-instant": lambda wanted: _is_instant if wanted else None,
+    "x-engram-displayable": lambda wanted: displayable if wanted else None,
 }
 
 
