@@ -19,12 +19,14 @@ from typing import Any, Final
 
 __all__ = [
     "DIGEST_PATTERN",
+    "b64url",
     "canonical_bytes",
     "digest",
     "digest_bytes",
     "is_digest",
     "record_id_from_digest",
     "seal_receipt",
+    "unb64url",
 ]
 
 DIGEST_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -155,3 +157,22 @@ def record_id_from_digest(record_digest: str) -> str:
     """``mem_`` + lowercase unpadded RFC 4648 base32 of the 32 digest bytes."""
     raw = bytes.fromhex(record_digest.removeprefix("sha256:"))
     return "mem_" + base64.b32encode(raw).decode("ascii").rstrip("=").lower()
+
+
+def b64url(data: bytes) -> str:
+    """Unpadded base64url (RFC 4648 §5): the one text form of opaque tokens' bytes."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def unb64url(text: str) -> bytes:
+    """The bytes of :func:`b64url` text; ``ValueError`` for anything else (padding, a
+    character outside the alphabet, unused bits set), so no two strings decode alike."""
+    if not text or not text.isascii():
+        raise ValueError("not base64url")
+    try:
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, TypeError) as exc:
+        raise ValueError("not base64url") from exc
+    if b64url(data) != text:
+        raise ValueError("not canonical base64url")
+    return data

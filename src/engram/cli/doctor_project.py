@@ -9,6 +9,7 @@ ceiling is a decision rather than the 30-day default.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -120,6 +121,7 @@ def governed_checks(context: DoctorContext) -> Iterator[CheckResult]:
         f"journal verified: {events} events",
         subject=str(loaded.store),
     )
+    yield from _private_files(profile, loaded.store, loaded.keys)
     if loaded.policy.retention_max_days == DEFAULT_RETENTION_MAX_DAYS:
         yield CheckResult(
             "memory.retention_default",
@@ -128,4 +130,33 @@ def governed_checks(context: DoctorContext) -> Iterator[CheckResult]:
             "retention ceiling is the 30-day default, not a policy",
             "set [retention] max_days in the host profile deliberately",
             subject=profile,
+        )
+
+
+def _private_files(profile: str, store: Path, keys: Path) -> Iterator[CheckResult]:
+    """Warn about governed memory's files that others than their owner may read."""
+    paths = [Path(profile), store, *(store.with_name(store.name + s) for s in ("-wal", "-shm"))]
+    paths += [store.parent, keys, *(sorted(keys.iterdir()) if keys.is_dir() else [])]
+    loose = []
+    for path in paths:
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            continue  # no WAL yet, say
+        if mode & 0o077:
+            loose.append((path, mode))
+    if not loose:
+        yield CheckResult(
+            "memory.file_modes", "pass", "warning", "store, keys and profile are private"
+        )
+        return
+    for path, mode in loose:
+        wanted = "700" if path.is_dir() else "600"
+        yield CheckResult(
+            "memory.file_modes",
+            "warn",
+            "warning",
+            f"{path.name} can be read by others than its owner (mode {mode:o})",
+            f"chmod {wanted} {shlex.quote(str(path))}",
+            subject=str(path),
         )

@@ -61,12 +61,12 @@ def init_host(
     if retention_max_days < 1:
         raise UsageError("--retention-max-days must be a positive number of days")
     directory = directory.expanduser().resolve()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new one is private
     profile = directory / PROFILE_NAME
     if profile.exists():
         raise UsageError(f"{profile} already exists")
     store_path = store.expanduser().resolve() if store else directory / "memory.db"
-    store_path.parent.mkdir(parents=True, exist_ok=True)
+    store_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     create_keyring(keys_for_store(store_path))
     SqliteMemoryStore(store_path).close()
     text = render_profile(

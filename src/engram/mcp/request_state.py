@@ -10,7 +10,6 @@ earlier form answers, never memory text.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engram.canonical import b64url, unb64url
 from engram.errors import InvalidRequestState
 
 __all__ = ["STATE_TTL_MS", "OpenState", "StateSealer", "arguments_digest"]
@@ -75,7 +75,7 @@ class StateSealer:
             "answers": state.answers,
         }
         payload = json.dumps(body, separators=(",", ":"), sort_keys=True).encode("utf-8")
-        return f"{_b64(payload)}.{_b64(self._mac(payload))}"
+        return f"{b64url(payload)}.{b64url(self._mac(payload))}"
 
     def open(self, token: object, tool: str, binding: str, arguments: object) -> OpenState:
         """Verify a state for this call; raise ``InvalidRequestState`` otherwise."""
@@ -83,7 +83,7 @@ class StateSealer:
             raise InvalidRequestState()
         encoded_payload, encoded_mac = token.split(".")
         try:
-            payload, mac = _unb64(encoded_payload), _unb64(encoded_mac)
+            payload, mac = unb64url(encoded_payload), unb64url(encoded_mac)
         except ValueError as exc:
             raise InvalidRequestState() from exc
         if not hmac.compare_digest(mac, self._mac(payload)):
@@ -102,17 +102,3 @@ class StateSealer:
 
     def _mac(self, payload: bytes) -> bytes:
         return hmac.new(self._key, b"engram/request-state/v1\0" + payload, "sha256").digest()
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _unb64(text: str) -> bytes:
-    # Only the canonical encoding is accepted, so no two strings open the same state.
-    if not text or not text.isascii():
-        raise ValueError("not base64url")
-    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    if _b64(data) != text:
-        raise ValueError("not canonical base64url")
-    return data

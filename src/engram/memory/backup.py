@@ -94,7 +94,12 @@ def write_backup(vault: Vault, exported: dict[str, Any], path: Path, now_ms: int
     sealed = seal(backup_key, payload, MAGIC + header)
     data = MAGIC + struct.pack(">I", len(header)) + header + sealed.to_bytes()
     temporary = path.with_name(path.name + ".partial")
-    temporary.write_bytes(data)
+    temporary.unlink(missing_ok=True)  # a leftover of an interrupted backup
+    # Readable by its owner only, whatever the umask: it holds every record, encrypted.
+    with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(temporary, path)
     read_backup(keys, path)  # verified: what is on disk opens and parses
     return dict(json.loads(header))

@@ -11,14 +11,13 @@ query, the parameters, the principal and the scope's records version by an HMAC.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from engram.canonical import canonical_bytes, digest, seal_receipt
+from engram.canonical import b64url, canonical_bytes, digest, seal_receipt, unb64url
 from engram.errors import (
     NotFound,
     ProjectionOversized,
@@ -149,24 +148,19 @@ class PageCursors:
     def seal(self, fields: dict[str, Any]) -> str:
         data = canonical_bytes(fields)
         mac = hmac.new(self._key, b"engram/page/v1\0" + data, hashlib.sha256).digest()[:16]
-        return _b64(data) + "." + _b64(mac)
+        return b64url(data) + "." + b64url(mac)
 
     def open(self, cursor: str) -> dict[str, Any]:
         try:
             encoded, encoded_mac = cursor.split(".")
-            data = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
-            mac = base64.urlsafe_b64decode(encoded_mac + "=" * (-len(encoded_mac) % 4))
+            data, mac = unb64url(encoded), unb64url(encoded_mac)  # canonical encodings only
         except ValueError as exc:
             raise StalePage() from exc
         expected = hmac.new(self._key, b"engram/page/v1\0" + data, hashlib.sha256).digest()[:16]
-        if not hmac.compare_digest(mac, expected) or _b64(data) != encoded:
+        if not hmac.compare_digest(mac, expected):
             raise StalePage()
         fields: dict[str, Any] = json.loads(data)
         return fields
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def _ranked_eligible(

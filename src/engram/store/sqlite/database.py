@@ -16,6 +16,7 @@ see it.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -53,13 +54,29 @@ def migration(schema: str, version: int) -> Callable[[Migration], Migration]:
     return register
 
 
+def _create_private(path: Path) -> None:
+    """Create a new store file readable by its owner only, whatever the umask.
+
+    SQLite gives the ``-wal`` and ``-shm`` files it makes beside a database the
+    database file's own mode, so they are private too. An existing file keeps its mode
+    (``engram doctor`` warns when it is looser).
+    """
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(descriptor)
+
+
 class Database:
     """One SQLite file, opened once per process and shared by its threads."""
 
-    def __init__(self, path: Path, durability: Durability = "full") -> None:
+    def __init__(self, path: Path, durability: Durability = "full", private: bool = False) -> None:
         self.path = path
         self._synchronous = "FULL" if durability == "full" else "NORMAL"
         try:
+            if private:
+                _create_private(path)
             self._connection = sqlite3.connect(
                 path,
                 timeout=BUSY_TIMEOUT_MS / 1000,
@@ -67,7 +84,7 @@ class Database:
                 check_same_thread=False,
             )
             self._configure(durability)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreUnavailable(f"cannot open store {path.name}") from exc
         self._lock = threading.RLock()  # the connection
         self._reading = _Reading()  # whether this thread is in a snapshot
