@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,8 +11,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engram.canonical import digest
+from engram.memory.settings import HostPolicy
 from engram.testing import NOW, PURPOSE, Clock, binding, capture_args
-from tests.memory.conftest import Memory
+from tests.memory.conftest import Memory, open_memory
 
 DAY = 86_400_000
 
@@ -223,7 +225,9 @@ def test_a_packet_larger_than_max_packet_bytes_is_projection_oversized(memory: M
     assert small["error"]["code"] == "PROJECTION_OVERSIZED"
 
 
-def test_a_response_above_one_mebibyte_is_result_too_large(memory: Memory) -> None:
+def test_a_response_above_one_mebibyte_is_result_too_large(tmp_path: Path, clock: Clock) -> None:
+    # Only an embedding host can admit records this large (a profile caps them at 16 KiB).
+    memory = open_memory(tmp_path, clock, HostPolicy(max_record_bytes=100_000))
     for index in range(20):
         memory.admit(f"bulky {index} " + "y" * 60_000, f"bulk{index}")
     envelope = _search(memory, "bulky", limit=20, max_packet_bytes=1_048_576)
@@ -347,6 +351,7 @@ def test_the_rank_receipt_counts_only_disclosable_records(memory: Memory) -> Non
             "offset",
             "eligible",
             "returned",
+            "oversized_left_out",
             "ranked_at",
             "receipt_digest",
         }

@@ -109,7 +109,9 @@ def test_search_entries_carry_id_type_scope_score_and_title_best_first(
         ("nightly-backups", "knowledge", "workspace"),
         ("release-process", "skill", "workspace"),
     ]
-    assert [sorted(e) for e in entries] == [["channels", "id", "scope", "score", "title", "type"]] * 3
+    assert [sorted(e) for e in entries] == [
+        ["channels", "id", "scope", "score", "title", "type"]
+    ] * 3
     assert {tuple(e["channels"]) for e in entries} == {("lexical",)}
     assert entries[0]["title"] == "Database migrations"
     scores = [e["score"] for e in entries]

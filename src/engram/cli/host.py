@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from engram.safety.display import escaped
-
 if TYPE_CHECKING:  # the engine is imported by the command that needs it
     from engram.host.runtime import HostMemory
     from engram.memory.maintenance import Maintenance
@@ -133,14 +131,12 @@ def pending(profile: Path, as_json: bool) -> None:
     if not items.confirmations and not items.adjudications:
         click.echo("nothing is waiting")
     for row in items.confirmations:
-        # The operation and target are the server's own; the reason is the agent's, shown
-        # escaped (a row stored by an older engram may hold anything).
-        reason = (
-            f" (reason: {escaped(str(row.display['reason']))})" if "reason" in row.display else ""
-        )
-        click.echo(f"confirm  {row.request_id}  {row.tool} {escaped(row.target)}{reason}")
+        # The operation and target are the server's own record; the agent's reason comes
+        # escaped from the domain.
+        reason = f" (reason: {row.display['reason']})" if "reason" in row.display else ""
+        click.echo(f"confirm  {row.request_id}  {row.tool} {row.target}{reason}")
     for candidate in items.adjudications:
-        click.echo(f"adjudicate  {escaped(candidate)}")
+        click.echo(f"adjudicate  {candidate}")
 
 
 @host.command("confirm")

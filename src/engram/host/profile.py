@@ -19,7 +19,12 @@ from typing import Any, Final, Literal
 
 from engram.errors import TrustedContextUnavailable
 from engram.memory.binding import MEMORY_TOOLS
-from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS, HostPolicy
+from engram.memory.settings import (
+    DEFAULT_RETENTION_MAX_DAYS,
+    MAX_RECORD_BYTES,
+    MIN_RECORD_BYTES,
+    HostPolicy,
+)
 
 __all__ = ["PROFILE_NAME", "HostProfile", "load_profile", "render_profile"]
 
@@ -83,6 +88,15 @@ def _count(table: dict[str, Any], key: str, default: int) -> int:
     return value
 
 
+def _record_ceiling(admission: dict[str, Any]) -> int:
+    value = _count(admission, "max_record_bytes", MAX_RECORD_BYTES)
+    if not MIN_RECORD_BYTES <= value <= MAX_RECORD_BYTES:
+        raise TrustedContextUnavailable(
+            f"host profile max_record_bytes must be {MIN_RECORD_BYTES}..{MAX_RECORD_BYTES}"
+        )
+    return value
+
+
 def _names(
     table: dict[str, Any], key: str, allowed: Collection[str] | None = None
 ) -> frozenset[str]:
@@ -142,6 +156,7 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
             allow_retain=_flag(retention, "allow_retain"),
             reconciliation_families=_names(retention, "reconciliation_families"),
             confirm_tools=_names(admission, "require_confirmation", MEMORY_TOOLS),
+            max_record_bytes=_record_ceiling(admission),
         ),
         store=(base / _text(store, "path")).resolve(),
         keys=(base / _text(store, "keys")).resolve(),
@@ -200,6 +215,12 @@ def render_profile(
     admission.add(
         "require_confirmation",
         tomlkit.array().comment('add "capture" or "request_admission" to gate them'),
+    )
+    admission.add(
+        "max_record_bytes",
+        tomlkit.item(MAX_RECORD_BYTES).comment(
+            f"the largest record admitted; {MIN_RECORD_BYTES} to {MAX_RECORD_BYTES}"
+        ),
     )
     document.add("admission", admission)
     document.add("store", {"path": store, "keys": keys, "durability": "full"})

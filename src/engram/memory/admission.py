@@ -27,6 +27,7 @@ from engram.memory.journal import transaction_receipt_digest
 from engram.memory.lifecycle import check_candidate
 from engram.memory.ports import MemoryTransaction, RecordRow
 from engram.memory.records import index_text
+from engram.memory.settings import MAX_RECORD_BYTES
 from engram.memory.validation import format_instant, parse_instant
 from engram.memory.vault import Vault
 
@@ -125,8 +126,13 @@ def request_admission(
     now_ms: int,
     gate: Gate | None = None,
     intent: str | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> dict[str, Any]:
-    """Decide inside ``tx``; returns the output value. ``gate`` when the host gates it."""
+    """Decide inside ``tx``; returns the output value. ``gate`` when the host gates it.
+
+    Whatever the policy decides, a record whose body is larger than ``max_record_bytes``
+    (the host's ceiling) is rejected with the reason ``record_too_large``.
+    """
     scope_id = binding.scope.scope_id
     intent = intent or intent_digest("request_admission", arguments)
     stored = replay(tx, "request_admission", binding, arguments, intent)
@@ -144,6 +150,9 @@ def request_admission(
     decision = policy.decide(body, now_ms)
     if not 0 <= now_ms - decision.decided_ms <= DECISION_MAX_AGE_MS:
         raise PolicyStale()
+    if len(plaintext) > max_record_bytes:
+        reasons = (*decision.reasons, "record_too_large")
+        decision = Decision(False, decision.policy_id, decision.decided_ms, reasons)
     status, record_id = _status(tx, scope_id, candidate.payload_digest, decision, now_ms)
     decision_receipt = digest(
         "receipt/decision",

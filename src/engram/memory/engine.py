@@ -233,7 +233,16 @@ class MemoryEngine:
                 if self.semantic is not None
                 else None
             )
-            return recall.search(reader, self.vault, self.cursors, binding, arguments, now, ranking)
+            return recall.search(
+                reader,
+                self.vault,
+                self.cursors,
+                binding,
+                arguments,
+                now,
+                ranking,
+                self.policy.max_record_bytes,
+            )
         return recall.get(
             reader, self.vault, binding, arguments, now, self._authorization(tool, binding, now)
         )
@@ -254,7 +263,15 @@ class MemoryEngine:
             )
         if tool == "request_admission":
             return admission.request_admission(
-                tx, self.vault, self.admission_policy, binding, arguments, now, gate, intent
+                tx,
+                self.vault,
+                self.admission_policy,
+                binding,
+                arguments,
+                now,
+                gate,
+                intent,
+                self.policy.max_record_bytes,
             )
         if gate is None:
             raise GateFailed("withdraw and forget are always gated")

@@ -9,6 +9,7 @@ agent's, with the host as actor. Backup, restore and key rotation live in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from engram.memory.journal import first_bad_cursor
 from engram.memory.lifecycle import HOST_RECORD_TRANSITIONS, check_candidate, check_record
 from engram.memory.ports import ConfirmationRow, MemoryTransaction, RecordRow
 from engram.memory.records import index_text
+from engram.safety.display import escaped
 
 __all__ = ["Maintenance", "PendingItems"]
 
@@ -57,10 +59,13 @@ class Maintenance:
     # --- confirmations and adjudication ------------------------------------------
 
     def pending(self) -> PendingItems:
+        """Open confirmation requests and held candidates, fit to show a person: whatever
+        an agent wrote in a request (its reason) is escaped, also in rows an older engram
+        stored (:func:`engram.safety.display.escaped`)."""
         now = self.engine.clock()
         with self.engine.store.read() as reader:
             confirmations = [
-                row
+                _shown(row)
                 for row in reader.confirmations(self._scope_id)
                 if row.consumed_ms is None
                 and row.approved_ms is None
@@ -209,3 +214,8 @@ class Maintenance:
         if bad is not None:
             raise JournalCorrupt(f"journal corrupt at cursor {bad}", cursor=bad)
         return len(events)
+
+
+def _shown(row: ConfirmationRow) -> ConfirmationRow:
+    display = {k: escaped(v) if isinstance(v, str) else v for k, v in row.display.items()}
+    return dataclasses.replace(row, target=escaped(row.target), display=display)

@@ -28,6 +28,7 @@ from engram.errors import (
 from engram.memory.binding import Binding
 from engram.memory.ports import MemoryReader, RecordRow
 from engram.memory.records import project, redaction_receipt_digest
+from engram.memory.settings import MAX_RECORD_BYTES
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
 from engram.search.fusion import FUSION_DEPTH, hybrid, ranking_receipt
@@ -48,6 +49,8 @@ RECALL_CANDIDATES: Final = 2000
 RESPONSE_CEILING_BYTES: Final = 1_048_576
 DEFAULT_LIMIT: Final = 10
 DEFAULT_MAX_PACKET_BYTES: Final = 65_536
+#: What a packet adds to its record's body at most (identifiers, digests, rank).
+PACKET_MARGIN: Final = 4_096
 
 
 class SemanticRanking:
@@ -210,11 +213,19 @@ def search(
     arguments: dict[str, Any],
     now_ms: int,
     semantic: SemanticRanking | None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> dict[str, Any]:
     """Rank, filter and page the scope's current records.
 
     ``semantic`` is the scope's semantic channel when it is installed and current;
     a search that requires it gets ``RANKING_UNAVAILABLE`` otherwise.
+
+    A packet over ``max_packet_bytes`` is ``PROJECTION_OVERSIZED`` when a record the host
+    admits today could be that large (the caller can raise ``max_packet_bytes``); a packet
+    no admissible record could make (over the host's ``max_record_bytes`` plus
+    :data:`PACKET_MARGIN`: one admitted before the ceiling) is left out of the page and
+    counted in the rank receipt (``oversized_left_out``), so one record can never make
+    everyone's searches fail.
     """
     policy = arguments.get("capability_policy", {})
     channels = policy.get("minimum_channels", "lexical")
@@ -254,6 +265,7 @@ def search(
         found = _fused(reader, lexical, semantic, now_ms)
     window = found[offset : offset + limit]
     packets: list[dict[str, Any]] = []
+    left_out = 0
     for position, (record, score) in enumerate(window, start=offset + 1):
         projected, redacted, redaction = _disclose(reader, vault, record)
         packet = {
@@ -263,7 +275,11 @@ def search(
             "score": round(score, 6),
             "rank": position,
         }
-        if _size(packet) > max_packet:
+        size = _size(packet)
+        if size > max_packet and size > max_record_bytes + PACKET_MARGIN:
+            left_out += 1
+            continue
+        if size > max_packet:
             raise ProjectionOversized()
         packets.append(packet)
     rank_receipt = seal_receipt(
@@ -277,6 +293,7 @@ def search(
             # records get answers NOT_FOUND for exist.
             "eligible": len(found),
             "returned": [packet["record"]["record_id"] for packet in packets],
+            "oversized_left_out": left_out,
             "ranked_at": format_instant(now_ms),
         },
     )

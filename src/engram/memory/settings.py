@@ -8,12 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["DEFAULT_RETENTION_MAX_DAYS", "HostPolicy"]
+__all__ = ["DEFAULT_RETENTION_MAX_DAYS", "MAX_RECORD_BYTES", "MIN_RECORD_BYTES", "HostPolicy"]
 
 #: No owner-approved retention value exists (memory-contract, open points); 30 days
 #: is the reference port's fallback and our default, and ``engram doctor`` warns that
 #: it is a default, not a policy.
 DEFAULT_RETENTION_MAX_DAYS: Final = 30
+#: The largest record admission lets in (the canonical bytes of its body), by default and
+#: at most: so that no record can make a search fail for anyone. A packet of such a record
+#: stays under the default ``max_packet_bytes`` (65,536), and 50 of them (the largest
+#: ``limit``) under the 1 MiB response ceiling (docs/memory-contract.md §3.26).
+MAX_RECORD_BYTES: Final = 16_384
+MIN_RECORD_BYTES: Final = 1_024
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,7 @@ class HostPolicy:
     allow_retain: bool = False
     reconciliation_families: frozenset[str] = field(default_factory=frozenset)
     confirm_tools: frozenset[str] = field(default_factory=frozenset)
+    max_record_bytes: int = MAX_RECORD_BYTES
 
     @property
     def retention_max_ms(self) -> int:
