@@ -144,7 +144,12 @@ def hosts(start_server: StartServer, tmp_path: Path) -> Iterator[Shared]:
     started: dict[str, Host] = {}
     for name, (tenant, workspace, principal) in BINDINGS.items():
         profile = host_profile(
-            tmp_path / name, tenant=tenant, workspace=workspace, principal=principal, store=store
+            tmp_path / name,
+            tenant=tenant,
+            workspace=workspace,
+            principal=principal,
+            store=store,
+            confirm_via="dialog",  # a dialog would be asked: foreign ids must never reach it
         )
         server = start_server("--host-profile", str(profile))
         legacy_init(server, ELICIT_CAPS)

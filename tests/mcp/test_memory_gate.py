@@ -33,7 +33,7 @@ SECRET_TEXT = "Rotation runbook: deploy keys live in the vault, never in the rep
 
 
 def _profile(tmp_path: Path) -> Path:
-    return host_profile(tmp_path / "host", tenant="t", workspace="w")
+    return host_profile(tmp_path / "host", tenant="t", workspace="w", confirm_via="dialog")
 
 
 def _admit(server: LineClient, key: str = "r1") -> str:

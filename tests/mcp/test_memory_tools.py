@@ -388,7 +388,7 @@ def test_a_store_that_cannot_be_opened_is_a_store_unavailable_envelope(
 def test_a_dialog_that_times_out_falls_back_to_the_host_confirmation(
     start_server: StartServer, tmp_path: Path
 ) -> None:
-    profile = host_profile(tmp_path / "host")
+    profile = host_profile(tmp_path / "host", confirm_via="dialog")
     server = start_server(
         "--host-profile", str(profile), env={"ENGRAM_ELICITATION_TIMEOUT_S": "0.5"}
     )

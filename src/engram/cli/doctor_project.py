@@ -121,6 +121,13 @@ def governed_checks(context: DoctorContext) -> Iterator[CheckResult]:
         f"journal verified: {events} events",
         subject=str(loaded.store),
     )
+    yield CheckResult(
+        "memory.confirmation",
+        "pass",
+        "info",
+        _CONFIRMATION[loaded.policy.confirm_via],
+        subject=profile,
+    )
     yield from _private_files(profile, loaded.store, loaded.keys)
     if loaded.policy.retention_max_days == DEFAULT_RETENTION_MAX_DAYS:
         yield CheckResult(
@@ -131,6 +138,15 @@ def governed_checks(context: DoctorContext) -> Iterator[CheckResult]:
             "set [retention] max_days in the host profile deliberately",
             subject=profile,
         )
+
+
+#: What ``engram doctor`` says of each ``[confirmation] via``.
+_CONFIRMATION = {
+    "host": "withdraw and forget are confirmed by the host operator (engram host confirm)",
+    "dialog": "withdraw and forget are confirmed in the client's dialog where it shows one"
+    " (trusting that a person sees it), else by the host operator",
+    "both": "withdraw and forget need the host operator's approval, then the client's dialog",
+}
 
 
 def _private_files(profile: str, store: Path, keys: Path) -> Iterator[CheckResult]:

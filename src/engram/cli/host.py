@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -55,6 +55,14 @@ def host() -> None:
 @click.option("--allow-retain", is_flag=True, help="Allow derivative_rule 'retain'.")
 @click.option("--agent-id", default="", help="Default: the principal.")
 @click.option("--session", default="", help="Default: a fresh id per server process.")
+@click.option(
+    "--confirm-via",
+    type=click.Choice(["host", "dialog", "both"]),
+    default="host",
+    show_default=True,
+    help="Who approves withdraw and forget: the host operator (engram host confirm), the "
+    "client's dialog (only where a person sees it), or both.",
+)
 def init(
     directory: Path,
     tenant: str,
@@ -67,6 +75,7 @@ def init(
     allow_retain: bool,
     agent_id: str,
     session: str,
+    confirm_via: Literal["host", "dialog", "both"],
 ) -> None:
     """Create DIRECTORY/host.toml, the store and its keys; print the profile path."""
     from engram.host.setup import init_host
@@ -83,6 +92,7 @@ def init(
         allow_retain=allow_retain,
         agent_id=agent_id,
         session=session,
+        confirm_via=confirm_via,
     )
     click.echo(str(profile))
 

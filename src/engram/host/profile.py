@@ -20,9 +20,11 @@ from typing import Any, Final, Literal
 from engram.errors import TrustedContextUnavailable
 from engram.memory.binding import MEMORY_TOOLS
 from engram.memory.settings import (
+    CONFIRM_VIA,
     DEFAULT_RETENTION_MAX_DAYS,
     MAX_RECORD_BYTES,
     MIN_RECORD_BYTES,
+    ConfirmVia,
     HostPolicy,
 )
 
@@ -86,6 +88,16 @@ def _count(table: dict[str, Any], key: str, default: int) -> int:
     if type(value) is not int or value < 1:
         raise TrustedContextUnavailable(f"host profile {key} is not a positive integer")
     return value
+
+
+def _confirm_via(confirmation: dict[str, Any]) -> ConfirmVia:
+    value = confirmation.get("via", "host")
+    for choice in CONFIRM_VIA:
+        if value == choice:
+            return choice
+    raise TrustedContextUnavailable(
+        f"host profile confirmation.via must be one of {', '.join(CONFIRM_VIA)}"
+    )
 
 
 def _record_ceiling(admission: dict[str, Any]) -> int:
@@ -157,6 +169,7 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
             reconciliation_families=_names(retention, "reconciliation_families"),
             confirm_tools=_names(admission, "require_confirmation", MEMORY_TOOLS),
             max_record_bytes=_record_ceiling(admission),
+            confirm_via=_confirm_via(data.get("confirmation", {})),
         ),
         store=(base / _text(store, "path")).resolve(),
         keys=(base / _text(store, "keys")).resolve(),
@@ -180,6 +193,7 @@ def render_profile(
     agent_id: str = "",
     session: str = "",
     semantic: bool = True,
+    confirm_via: ConfirmVia = "host",
 ) -> str:
     """The TOML text of a new profile, commented for the operator."""
     import tomlkit
@@ -223,6 +237,15 @@ def render_profile(
         ),
     )
     document.add("admission", admission)
+    confirmation = tomlkit.table()
+    confirmation.add(
+        "via",
+        tomlkit.item(confirm_via).comment(
+            "who approves withdraw, forget and gated tools: host (engram host confirm),"
+            " dialog (the client's dialog, when a person sees it), or both"
+        ),
+    )
+    document.add("confirmation", confirmation)
     document.add("store", {"path": store, "keys": keys, "durability": "full"})
     search = tomlkit.table()
     search.add(

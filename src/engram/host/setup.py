@@ -9,7 +9,7 @@ from engram.crypto.keyfiles import create_keyring
 from engram.errors import UsageError
 from engram.host.profile import PROFILE_NAME, load_profile, render_profile
 from engram.memory.binding import MEMORY_TOOLS
-from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS
+from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS, ConfirmVia
 
 __all__ = ["DEFAULT_GRANTS", "init_host", "keys_for_store"]
 
@@ -40,6 +40,7 @@ def init_host(
     agent_id: str = "",
     session: str = "",
     semantic: bool = True,
+    confirm_via: ConfirmVia = "host",
 ) -> Path:
     """Create ``directory/host.toml``, the store and its keys; return the profile path."""
     from engram.store.sqlite.memory_store import SqliteMemoryStore
@@ -82,6 +83,7 @@ def init_host(
         agent_id=agent_id,
         session=session,
         semantic=semantic,
+        confirm_via=confirm_via,
     )
     descriptor = os.open(profile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:

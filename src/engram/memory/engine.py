@@ -43,6 +43,7 @@ from engram.memory.gate import (
     PendingConfirmation,
     WindowClosed,
     consume_host_approval,
+    host_approval,
 )
 from engram.memory.idempotency import intent_digest
 from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
@@ -207,7 +208,11 @@ class MemoryEngine:
             # Checked inside the mutation's own transaction: a revocation that commits
             # first is always seen.
             self._check_revoked(tx, binding)
-            gate = _ConsumingGate(tx, binding, approval, self.clock) if gated else None
+            gate = (
+                _ConsumingGate(tx, binding, approval, self.clock, self.policy.confirm_via)
+                if gated
+                else None
+            )
             value = self._mutate(tool, tx, binding, arguments, gate, intent)
             self._check_window(approval or (gate.consumed if gate else None))
             tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value, canonical))
@@ -315,8 +320,9 @@ class MemoryEngine:
         dialog then runs outside any transaction, so no lock is held while a human
         reads.
         """
-        if confirm is None:
-            return None
+        via = self.policy.confirm_via
+        if confirm is None or via == "host":
+            return None  # the host operator's approval, consumed inside the mutation
 
         def probe(operation: Operation) -> Approval:
             raise NeedsApproval(operation)
@@ -328,6 +334,8 @@ class MemoryEngine:
             return None  # a replay: it answers without the gate
         except NeedsApproval as needed:
             operation = needed.operation
+        if via == "both" and not self._host_approved(binding, operation):
+            return None  # the operator first: the mutation leaves the request
         try:
             approved = confirm(operation)
         except ElicitationFailed:
@@ -335,6 +343,10 @@ class MemoryEngine:
         if not approved:
             raise GateFailed("declined in the dialog")
         return Approval("dialog", self.clock())
+
+    def _host_approved(self, binding: Binding, operation: Operation) -> bool:
+        with self.store.write() as tx:  # reads only; the approvals live on the write side
+            return host_approval(tx, binding, operation, self.clock()) is not None
 
     def _leave_request(
         self,
@@ -435,19 +447,34 @@ class MemoryEngine:
 
 
 class _ConsumingGate:
-    """The gate inside a mutation: the dialog's approval, or a host approval consumed."""
+    """The gate inside a mutation, by the host's ``confirm_via``: the dialog's approval
+    (``dialog``), a host approval consumed (``host``, or ``dialog`` without a dialog), or
+    both (``both``: the operator's, consumed, and the dialog's at this retry)."""
 
     def __init__(
-        self, tx: MemoryTransaction, binding: Binding, approval: Approval | None, clock: Clock
+        self,
+        tx: MemoryTransaction,
+        binding: Binding,
+        approval: Approval | None,
+        clock: Clock,
+        via: str,
     ) -> None:
         self.tx, self.binding, self.approval, self.clock = tx, binding, approval, clock
+        self.via = via
         self.consumed: Approval | None = None
 
     def __call__(self, operation: Operation) -> Approval:
-        if self.approval is not None:
+        if self.approval is not None and self.via != "both":
             return self.approval
+        if self.via == "both" and self.approval is None and self._approved(operation):
+            raise GateFailed("the operator approved; the dialog must approve too")
         self.consumed = consume_host_approval(self.tx, self.binding, operation, self.clock())
+        if self.via == "both":
+            return Approval("host+dialog", self.consumed.gate_ms, self.consumed.request_id)
         return self.consumed
+
+    def _approved(self, operation: Operation) -> bool:
+        return host_approval(self.tx, self.binding, operation, self.clock()) is not None
 
 
 def _safe_digest(kind: str, value: Any) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "PendingConfirmation",
     "WindowClosed",
     "consume_host_approval",
+    "host_approval",
     "new_request_id",
 ]
 
@@ -147,11 +148,11 @@ def new_request_id() -> str:
     return random_id("conf_", 24)
 
 
-def consume_host_approval(
+def host_approval(
     tx: MemoryTransaction, binding: Binding, operation: Operation, now_ms: int
-) -> Approval:
-    """Consume a matching live approval, or fail the gate leaving a request."""
-    match = tx.live_approval(
+) -> ConfirmationRow | None:
+    """The operator's live, unconsumed approval of exactly this operation, if any."""
+    return tx.live_approval(
         binding.scope.scope_id,
         binding.principal,
         operation.tool,
@@ -159,6 +160,13 @@ def consume_host_approval(
         operation.operation_digest,
         now_ms - APPROVAL_TTL_MS,
     )
+
+
+def consume_host_approval(
+    tx: MemoryTransaction, binding: Binding, operation: Operation, now_ms: int
+) -> Approval:
+    """Consume a matching live approval, or fail the gate leaving a request."""
+    match = host_approval(tx, binding, operation, now_ms)
     if match is not None:
         tx.consume_confirmation(match.request_id, now_ms)
         return Approval("host", now_ms, match.request_id)

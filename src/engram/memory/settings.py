@@ -6,9 +6,16 @@ Read from the host profile by the composition root; the engine never reads files
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal
 
-__all__ = ["DEFAULT_RETENTION_MAX_DAYS", "MAX_RECORD_BYTES", "MIN_RECORD_BYTES", "HostPolicy"]
+__all__ = [
+    "CONFIRM_VIA",
+    "DEFAULT_RETENTION_MAX_DAYS",
+    "MAX_RECORD_BYTES",
+    "MIN_RECORD_BYTES",
+    "ConfirmVia",
+    "HostPolicy",
+]
 
 #: No owner-approved retention value exists (memory-contract, open points); 30 days
 #: is the reference port's fallback and our default, and ``engram doctor`` warns that
@@ -22,6 +29,15 @@ MAX_RECORD_BYTES: Final = 16_384
 MIN_RECORD_BYTES: Final = 1_024
 
 
+#: Who may approve a gated operation (docs/memory-contract.md §3.27):
+#: ``host``: only the host operator (``engram host confirm``); a client's dialog is never
+#: asked, since an agent that drives its own MCP client would answer it itself;
+#: ``dialog``: the client's dialog where the client shows one, else the operator;
+#: ``both``: the operator and then, at the retry, the client's dialog.
+ConfirmVia = Literal["host", "dialog", "both"]
+CONFIRM_VIA: Final[tuple[ConfirmVia, ...]] = ("host", "dialog", "both")
+
+
 @dataclass(frozen=True)
 class HostPolicy:
     """Retention ceiling, allowances, and which mutations need a human confirmation."""
@@ -31,6 +47,9 @@ class HostPolicy:
     reconciliation_families: frozenset[str] = field(default_factory=frozenset)
     confirm_tools: frozenset[str] = field(default_factory=frozenset)
     max_record_bytes: int = MAX_RECORD_BYTES
+    #: ``dialog`` here: an embedding host that passes a Confirmer shows it to a person;
+    #: a host profile (the MCP server's) defaults to ``host``.
+    confirm_via: ConfirmVia = "dialog"
 
     @property
     def retention_max_ms(self) -> int:
