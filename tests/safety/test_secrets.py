@@ -393,7 +393,9 @@ def test_a_megabyte_full_of_secrets_finds_every_one() -> None:
 
 # --- Layering ----------------------------------------------------------------------------
 
-LIGHT = {"__future__", "re", "math", "collections", "collections.abc", "dataclasses"}
+LIGHT = {"__future__", "re", "math", "collections", "collections.abc", "dataclasses", "typing"}
+#: What the disguise check decodes and folds with (built into the interpreter or tiny).
+LIGHT |= {"base64", "binascii", "unicodedata"}
 
 
 @pytest.mark.parametrize("path", sorted(SAFETY.glob("*.py")), ids=lambda path: path.name)

@@ -100,6 +100,7 @@ def open_memory(
         semantic=semantic and loaded.semantic,
     )
     memory = HostMemory(engine, binding_of(loaded), loaded)
-    if sweep:  # Expired records are swept to "expired" when memory is opened.
+    if sweep:  # Expired records are swept to "expired" when memory is opened,
         Maintenance(engine, memory.binding.scope).sweep()
+        engine.hash_legacy_keys()  # and keys an older engram stored in clear are hashed.
     return memory

@@ -89,7 +89,7 @@ class DefaultAdmissionPolicy:
         self.verifier_root = verifier_root
 
     def decide(self, record: dict[str, Any], now_ms: int) -> Decision:
-        from engram.safety.secrets import contains_secret
+        from engram.safety.disguise import contains_disguised_secret
 
         content, evidence = record["content"], record["evidence"]
         citations = {citation["citation_id"] for citation in content["citations"]}
@@ -98,7 +98,7 @@ class DefaultAdmissionPolicy:
             reasons.append("citation_unresolved")
         if not set(evidence["citation_ids"]) <= citations:
             reasons.append("evidence_unresolved")
-        if any(contains_secret(text) for text in set(_strings([content, evidence]))):
+        if contains_disguised_secret(list(_strings([content, evidence]))):
             reasons.append("secret_detected")
         if self.verifier_root is not None and not all(
             self._verified(citation) for citation in content["citations"]
@@ -135,7 +135,7 @@ def request_admission(
     """
     scope_id = binding.scope.scope_id
     intent = intent or intent_digest("request_admission", arguments)
-    stored = replay(tx, "request_admission", binding, arguments, intent)
+    stored = replay(tx, vault, "request_admission", binding, arguments, intent)
     if stored is not None:
         return {"outcome": stored, "replayed": True}
     candidate = tx.candidate(scope_id, arguments["candidate_id"])
@@ -196,7 +196,7 @@ def request_admission(
     }
     if record_id is not None:
         outcome["record_id"] = record_id
-    remember(tx, "request_admission", binding, arguments, intent, outcome)
+    remember(tx, vault, "request_admission", binding, arguments, intent, outcome)
     return {"outcome": outcome, "replayed": False}
 
 

@@ -15,7 +15,7 @@ from engram.crypto.ids import random_id
 from engram.errors import InvalidSchema, Unauthorized
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
-from engram.memory.idempotency import intent_digest, remember, replay
+from engram.memory.idempotency import intent_digest, remember, replay, stored_key
 from engram.memory.journal import transaction_receipt_digest
 from engram.memory.ports import CandidateRow, MemoryTransaction
 from engram.memory.records import record_body
@@ -67,7 +67,7 @@ def capture(
     """Capture inside ``tx``; returns the output value. ``gate`` when the host gates it."""
     scope_id = binding.scope.scope_id
     intent = intent or intent_digest("capture", arguments)
-    stored = replay(tx, "capture", binding, arguments, intent)
+    stored = replay(tx, vault, "capture", binding, arguments, intent)
     if stored is not None:
         return {**stored, "status": "duplicate_exact"}
     key = arguments["idempotency_key"]
@@ -75,7 +75,8 @@ def capture(
     retention = resolve_retention(payload, policy, now_ms)
     _check_families(payload, policy)
     if gate is not None:
-        gate(Operation("capture", key, None, intent))
+        # The target a person sees: the key's digest, never the agent-written key.
+        gate(Operation("capture", "key:" + stored_key(vault, key)[:24], None, intent))
     candidate_id = new_candidate_id()
     body = record_body(candidate_id, binding, now_ms, arguments, retention)
     body_bytes = canonical_bytes(body)
@@ -116,5 +117,5 @@ def capture(
         "cursor": str(event.cursor),
         "transaction_receipt_digest": receipt,
     }
-    remember(tx, "capture", binding, arguments, intent, outcome)
+    remember(tx, vault, "capture", binding, arguments, intent, outcome)
     return outcome

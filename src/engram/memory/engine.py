@@ -45,7 +45,7 @@ from engram.memory.gate import (
     consume_host_approval,
     host_approval,
 )
-from engram.memory.idempotency import intent_digest
+from engram.memory.idempotency import intent_digest, stored_key
 from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
 from engram.memory.purge import coverage_receipt
 from engram.memory.records import index_text
@@ -175,6 +175,16 @@ class MemoryEngine:
             return 0
         self.refresh_lexical(scope)
         return self.semantic.build(self.vault, scope, progress, stop)
+
+    def hash_legacy_keys(self) -> int:
+        """Replace the idempotency keys an older engram stored in clear by their HMAC
+        (:func:`engram.memory.idempotency.stored_key`); returns how many. Replays find
+        either form, so this only takes agent-written text off the disk."""
+        with self.store.write() as tx:
+            clear = tx.clear_idempotency_keys()
+            for scope_id, principal, key in clear:
+                tx.hash_idempotency_key(scope_id, principal, key, stored_key(self.vault, key))
+        return len(clear)
 
     # --- operations ----------------------------------------------------------------
 

@@ -4,18 +4,34 @@ The key binds the tool and the exact arguments (the *intent*). The same key with
 same intent replays the stored outcome; the same key with another tool or other
 arguments is ``DIGEST_CONFLICT``. Outcomes are stored in the store, so replays
 survive restarts.
+
+The key itself is agent-written and may hold anything, a credential included, so the
+store keeps only its HMAC-SHA256 under the store's MAC key (:func:`stored_key`): a replay
+computes the same digest, and nothing of the key is written in clear. Rows an older
+engram stored with the key in clear are still found, and hashed by
+:meth:`engram.memory.engine.MemoryEngine.hash_legacy_keys`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import Any
 
 from engram.canonical import canonical_bytes, digest_bytes
 from engram.errors import DigestConflict
 from engram.memory.binding import Binding
 from engram.memory.ports import IdempotencyRow, MemoryTransaction
+from engram.memory.vault import Vault
 
-__all__ = ["intent_digest", "remember", "replay"]
+
+def stored_key(vault: Vault, key: str) -> str:
+    """What the store keeps of an idempotency key: its HMAC under the store's MAC key."""
+    data = b"engram/idempotency-key/v1\0" + key.encode("utf-8")
+    return hmac.new(vault.keys.mac_key, data, hashlib.sha256).hexdigest()
+
+
+__all__ = ["intent_digest", "remember", "replay", "stored_key"]
 
 
 def intent_digest(tool: str, arguments: dict[str, Any], canonical: bytes | None = None) -> str:
@@ -28,10 +44,22 @@ def intent_digest(tool: str, arguments: dict[str, Any], canonical: bytes | None 
 
 
 def replay(
-    tx: MemoryTransaction, tool: str, binding: Binding, arguments: dict[str, Any], intent: str
+    tx: MemoryTransaction,
+    vault: Vault,
+    tool: str,
+    binding: Binding,
+    arguments: dict[str, Any],
+    intent: str,
 ) -> dict[str, Any] | None:
     """The stored outcome of this key, or ``None``; ``DIGEST_CONFLICT`` if it differs."""
-    prior = tx.idempotency(binding.scope.scope_id, binding.principal, arguments["idempotency_key"])
+    scope_id, principal, key = (
+        binding.scope.scope_id,
+        binding.principal,
+        arguments["idempotency_key"],
+    )
+    prior = tx.idempotency(scope_id, principal, stored_key(vault, key), hashed=True)
+    if prior is None:  # a row an older engram stored with the key in clear
+        prior = tx.idempotency(scope_id, principal, key, hashed=False)
     if prior is None:
         return None
     if prior.tool != tool or prior.intent_digest != intent:
@@ -41,6 +69,7 @@ def replay(
 
 def remember(
     tx: MemoryTransaction,
+    vault: Vault,
     tool: str,
     binding: Binding,
     arguments: dict[str, Any],
@@ -51,6 +80,6 @@ def remember(
     tx.remember(
         binding.scope.scope_id,
         binding.principal,
-        arguments["idempotency_key"],
+        stored_key(vault, arguments["idempotency_key"]),
         IdempotencyRow(tool, intent, outcome),
     )

@@ -173,9 +173,24 @@ class MemoryReader(Protocol):
 class MemoryTransaction(MemoryReader, Protocol):
     """One atomic unit of writes (``BEGIN IMMEDIATE`` on SQLite)."""
 
-    def idempotency(self, scope_id: str, principal: str, key: str) -> IdempotencyRow | None: ...
+    def idempotency(
+        self, scope_id: str, principal: str, key: str, hashed: bool
+    ) -> IdempotencyRow | None:
+        """The row of a key: ``hashed``, the key's :func:`stored_key`; else a key an older
+        engram stored in clear."""
+        ...
 
-    def remember(self, scope_id: str, principal: str, key: str, row: IdempotencyRow) -> None: ...
+    def remember(self, scope_id: str, principal: str, key: str, row: IdempotencyRow) -> None:
+        """Store a row under a hashed key."""
+        ...
+
+    def clear_idempotency_keys(self) -> list[tuple[str, str, str]]:
+        """``(scope, principal, key)`` of rows an older engram stored with the key in clear."""
+        ...
+
+    def hash_idempotency_key(self, scope_id: str, principal: str, key: str, hashed: str) -> None:
+        """Replace a clear key by its hash."""
+        ...
 
     def add_candidate(self, row: CandidateRow) -> None: ...
 

@@ -61,6 +61,9 @@ OPAQUE: Final = {**_text(1, 512), "x-engram-displayable": True}
 DIGEST: Final = {"type": "string", "pattern": DIGEST_PATTERN}
 INSTANT: Final = {"type": "string", "pattern": INSTANT_PATTERN, "x-engram-instant": True}
 SAFE_INT: Final = {"type": "integer", "minimum": -SAFE_INTEGER, "maximum": SAFE_INTEGER}
+#: A reason is stored in clear with its confirmation request, for the operator to read: it
+#: may hold no credential, even disguised (``engram.safety.disguise``).
+REASON: Final = {**OPAQUE, "x-engram-no-secret": True}
 IDEMPOTENCY_KEY: Final = {**_text(16, 256), "minLength": 4, "x-engram-displayable": True}
 RECORD_ID: Final = {"type": "string", "pattern": RECORD_ID_PATTERN, "maxLength": 512}
 CANDIDATE_ID: Final = {"type": "string", "pattern": CANDIDATE_ID_PATTERN, "maxLength": 512}
@@ -193,11 +196,11 @@ INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
     ),
     "withdraw": _closed(
         ["candidate_id", "idempotency_key", "reason_ref"],
-        {"candidate_id": CANDIDATE_ID, "idempotency_key": IDEMPOTENCY_KEY, "reason_ref": OPAQUE},
+        {"candidate_id": CANDIDATE_ID, "idempotency_key": IDEMPOTENCY_KEY, "reason_ref": REASON},
     ),
     "forget": _closed(
         ["record_id", "idempotency_key", "reason_ref"],
-        {"record_id": RECORD_ID, "idempotency_key": IDEMPOTENCY_KEY, "reason_ref": OPAQUE},
+        {"record_id": RECORD_ID, "idempotency_key": IDEMPOTENCY_KEY, "reason_ref": REASON},
     ),
 }
 

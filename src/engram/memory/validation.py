@@ -30,6 +30,7 @@ from engram.memory.schemas import (
     INPUT_SCHEMAS,
     input_schema,
 )
+from engram.safety.disguise import contains_disguised_secret
 from engram.safety.display import displayable
 
 __all__ = ["validate_arguments"]
@@ -103,6 +104,7 @@ _STRING_KEYWORDS: dict[str, StringKeyword] = {
     "x-engram-nfc": lambda wanted: _is_nfc if wanted else None,
     "x-engram-instant": lambda wanted: _is_instant if wanted else None,
     "x-engram-displayable": lambda wanted: displayable if wanted else None,
+    "x-engram-no-secret": lambda wanted: _holds_no_secret if wanted else None,
 }
 
 
@@ -174,6 +176,10 @@ def _error(keyword: str) -> Any:
     from jsonschema.exceptions import ValidationError
 
     return ValidationError(f"violates {keyword}", validator=keyword)
+
+
+def _holds_no_secret(text: str) -> bool:
+    return not contains_disguised_secret([text])
 
 
 def _is_nfc(text: str) -> bool:

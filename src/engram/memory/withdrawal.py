@@ -78,7 +78,7 @@ def withdraw(
 ) -> dict[str, Any]:
     """Withdraw inside ``tx``; the value before the purge status is known."""
     intent = intent or intent_digest("withdraw", arguments)
-    stored = replay(tx, "withdraw", binding, arguments, intent)
+    stored = replay(tx, vault, "withdraw", binding, arguments, intent)
     if stored is not None:
         return {**stored, "replayed": True}
     candidate = tx.candidate(binding.scope.scope_id, arguments["candidate_id"])
@@ -107,7 +107,7 @@ def withdraw(
     tx.update_candidate(candidate.candidate_id, state="withdrawn", sealed=None)
     tx.add_purge(binding.scope.scope_id, candidate.candidate_id, "key", now_ms)
     outcome = {"receipt": receipt, "replayed": False}
-    remember(tx, "withdraw", binding, arguments, intent, outcome)
+    remember(tx, vault, "withdraw", binding, arguments, intent, outcome)
     return outcome
 
 
@@ -122,7 +122,7 @@ def forget(
 ) -> dict[str, Any]:
     """Forget inside ``tx``: the record is excluded from recall when this commits."""
     intent = intent or intent_digest("forget", arguments)
-    stored = replay(tx, "forget", binding, arguments, intent)
+    stored = replay(tx, vault, "forget", binding, arguments, intent)
     if stored is not None:
         return {**stored, "replayed": True}
     record = tx.record(binding.scope.scope_id, arguments["record_id"])
@@ -149,5 +149,5 @@ def forget(
     tx.update_record(record.record_id, state="tombstoned", sealed=None)
     tx.add_purge(binding.scope.scope_id, record.record_id, "projection", now_ms)
     outcome = {"receipt": receipt, "replayed": False}
-    remember(tx, "forget", binding, arguments, intent, outcome)
+    remember(tx, vault, "forget", binding, arguments, intent, outcome)
     return outcome

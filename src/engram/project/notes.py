@@ -15,7 +15,7 @@ import datetime as dt
 import re
 from typing import Final
 
-from engram.errors import InstructionRefused
+from engram.errors import InstructionRefused, SecretRefused
 from engram.project.frontmatter import Value
 from engram.project.memory_file import Memory, new_memory, slugify, title_for
 
@@ -47,10 +47,16 @@ def make_note(
     text: str, objective: str, memory_type: str, scope: str, ttl_days: int, today: dt.date
 ) -> Memory:
     """A redacted working note (refuses instruction-like lines first)."""
+    from engram.safety.disguise import contains_disguised_secret
     from engram.safety.secrets import redact
 
     refuse_instructions(text)
     clean = redact(text)
+    if contains_disguised_secret([clean, redact(objective)]):
+        raise SecretRefused(
+            "the note holds credential-like content (disguised: encoded, spaced, split or in"
+            " look-alike letters); write it without the secret"
+        )
     title = title_for(clean, memory_type)
     fields: dict[str, Value] = {
         "source": "note",

@@ -171,6 +171,7 @@ def _candidate(
 
 def refuse_secrets(candidates: list[Candidate]) -> None:
     """Refuse (before any preview) candidates holding credential-like text."""
+    from engram.safety.disguise import contains_disguised_secret
     from engram.safety.secrets import find_secrets
 
     for number, candidate in enumerate(candidates, start=1):
@@ -191,6 +192,11 @@ def refuse_secrets(candidates: list[Candidate]) -> None:
         if findings:
             kinds = ", ".join(sorted({finding.kind for finding in findings}))
             raise SecretRefused(f"candidate {number} holds credential-like content ({kinds})")
+        if contains_disguised_secret([candidate.text, candidate.context]):
+            raise SecretRefused(
+                f"candidate {number} holds credential-like content"
+                " (disguised: encoded, spaced, split or in look-alike letters)"
+            )
 
 
 def _words(text: str) -> set[str]:

@@ -162,6 +162,14 @@ def _vector_versions(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+@migration(SCHEMA, 7)
+def _hashed_idempotency_keys(db: sqlite3.Connection) -> None:
+    # Idempotency keys are agent-written: the store keeps their HMAC (memory/idempotency.py).
+    # Rows from before stay in clear (hashed = 0) until an engine, which holds the MAC
+    # key, hashes them (MemoryEngine.hash_legacy_keys).
+    db.execute("ALTER TABLE idempotency ADD COLUMN hashed INTEGER NOT NULL DEFAULT 0")
+
+
 @migration(SCHEMA, 4)
 def _index_every_lookup(db: sqlite3.Connection) -> None:
     # With (scope_id, payload_digest) alone, the planner preferred records_by_expiry
@@ -442,18 +450,32 @@ class _Reader(GovernanceReads, PortableRows):
 class _Transaction(_Reader, GovernanceWrites):
     """Writes inside one ``BEGIN IMMEDIATE`` transaction."""
 
-    def idempotency(self, scope_id: str, principal: str, key: str) -> IdempotencyRow | None:
+    def idempotency(
+        self, scope_id: str, principal: str, key: str, hashed: bool
+    ) -> IdempotencyRow | None:
         row = self.db.execute(
             "SELECT tool, intent_digest, outcome FROM idempotency"
-            " WHERE scope_id = ? AND principal = ? AND key = ?",
-            (scope_id, principal, key),
+            " WHERE scope_id = ? AND principal = ? AND key = ? AND hashed = ?",
+            (scope_id, principal, key, int(hashed)),
         ).fetchone()
         return IdempotencyRow(row[0], row[1], json.loads(row[2])) if row else None
 
     def remember(self, scope_id: str, principal: str, key: str, row: IdempotencyRow) -> None:
         self.db.execute(
-            "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, 1)",
             (scope_id, principal, key, row.tool, row.intent_digest, json.dumps(row.outcome)),
+        )
+
+    def clear_idempotency_keys(self) -> list[tuple[str, str, str]]:
+        return list(
+            self.db.execute("SELECT scope_id, principal, key FROM idempotency WHERE hashed = 0")
+        )
+
+    def hash_idempotency_key(self, scope_id: str, principal: str, key: str, hashed: str) -> None:
+        self.db.execute(
+            "UPDATE idempotency SET key = ?, hashed = 1"
+            " WHERE scope_id = ? AND principal = ? AND key = ? AND hashed = 0",
+            (hashed, scope_id, principal, key),
         )
 
     def add_candidate(self, row: CandidateRow) -> None:

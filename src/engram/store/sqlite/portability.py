@@ -75,8 +75,9 @@ class PortableRows:
                 "tool": t,
                 "intent_digest": i,
                 "outcome": json.loads(o),
+                "hashed": h,
             }
-            for s, p, k, t, i, o in self.db.execute(
+            for s, p, k, t, i, o, h in self.db.execute(
                 "SELECT * FROM idempotency ORDER BY scope_id, principal, key"
             )
         ]
@@ -144,7 +145,7 @@ class PortableRows:
             )
         for row in rows.get("idempotency", []):
             self.db.execute(
-                "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     row["scope_id"],
                     row["principal"],
@@ -152,6 +153,7 @@ class PortableRows:
                     row["tool"],
                     row["intent_digest"],
                     json.dumps(row["outcome"]),
+                    row.get("hashed", 0),  # a backup from before holds clear keys
                 ),
             )
         for revocation in rows.get("revocations", []):
