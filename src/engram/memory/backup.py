@@ -37,6 +37,7 @@ from engram.memory.journal import first_bad_cursor
 from engram.memory.records import index_text
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
+from engram.memory.withdrawal import forget_again
 
 __all__ = [
     "MAGIC",
@@ -172,14 +173,29 @@ def backup(engine: MemoryEngine, path: Path) -> dict[str, Any]:
 
 
 def restore(engine: MemoryEngine, path: Path) -> int:
-    """Restore a backup of this store into its empty file; the number of records."""
+    """Restore a backup of this store into its empty file; the number of records.
+
+    Every forget of the shred ledger (beside the keys) whose record the backup holds
+    alive is applied again, in the same transaction: the record is tombstoned and its
+    data key destroyed before anything can read it (docs/memory-contract.md §3.21).
+    """
     rows = prepare_restore(engine.vault, read_backup(engine.vault.keys, path))
+    forgotten = {
+        (shredding.scope_id, shredding.target): shredding
+        for shredding in engine.ledger.entries()
+        if shredding.operation == "forget"
+    }
+    now = engine.clock()
     with engine.store.write() as tx:
         if not tx.is_empty():
             raise RestoreRefused("the store is not empty")
         tx.import_rows(rows)
         for record in rows["records"]:
             if record["state"] == "tombstoned" or record["wrapped_key"] is None:
+                continue
+            shredding = forgotten.get((record["scope_id"], record["record_id"]))
+            if shredding is not None:
+                forget_again(tx, engine.vault, record["scope_id"], record, shredding, now)
                 continue
             body = json.loads(
                 engine.vault.open(tx, record["record_id"], record["scope_id"], record["sealed"])

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from engram.canonical import canonical_bytes, digest, digest_bytes
 from engram.crypto.keyfiles import KeyRing
+from engram.crypto.ledger import Shredding, ShredLedger
 from engram.errors import (
     AuthorizationRevoked,
     ContractError,
@@ -94,6 +95,8 @@ class MemoryEngine:
         #: The semantic channel's embedder (``None``: lexical search only).
         self.semantic = SemanticProjection(store, embedder) if embedder is not None else None
         self.vault = Vault(keys)
+        #: Every forget and withdraw, beside the keys: a restore re-applies them.
+        self.ledger = ShredLedger(keys.directory)
         self.cursors = recall.PageCursors(keys.mac_key)
         self.policy = policy or HostPolicy()
         self.admission_policy = admission_policy or admission.DefaultAdmissionPolicy()
@@ -226,6 +229,9 @@ class MemoryEngine:
             value = self._mutate(tool, tx, binding, arguments, gate, intent)
             self._check_window(approval or (gate.consumed if gate else None))
             tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value, canonical))
+        if tool in _ALWAYS_GATED and not value.get("replayed"):
+            target = arguments["record_id" if tool == "forget" else "candidate_id"]
+            self.ledger.append(Shredding(binding.scope.scope_id, tool, target, self.clock()))
         return self._with_purge_status(tool, binding, arguments, value)
 
     @staticmethod

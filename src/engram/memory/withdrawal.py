@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from engram.canonical import digest
+from engram.crypto.ledger import Shredding
 from engram.errors import NotFound
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
@@ -151,3 +152,37 @@ def forget(
     outcome = {"receipt": receipt, "replayed": False}
     remember(tx, vault, "forget", binding, arguments, intent, outcome)
     return outcome
+
+
+def forget_again(
+    tx: MemoryTransaction,
+    vault: Vault,
+    scope_id: str,
+    record: dict[str, Any],
+    shredding: Shredding,
+    now_ms: int,
+) -> None:
+    """Apply once more a forget the shred ledger records, to a record a restored backup
+    brought back: tombstoned, its data key destroyed, the journal told why."""
+    target = record["record_id"]
+    tx.append_event(
+        scope_id,
+        {
+            "event_id": digest(
+                "event-id", {"scope": scope_id, "target": target, "operation": "tombstone"}
+            ),
+            "operation": "tombstone",
+            "target": target,
+            "from_state": record["state"],
+            "to_state": "tombstoned",
+            "at": now_ms,
+            "authorization_receipt_digest": digest(
+                "receipt/shred-ledger",
+                {"target": shredding.target, "scope": scope_id, "forgotten_at": shredding.at_ms},
+            ),
+        },
+        touches_records=True,
+    )
+    vault.destroy(tx, target)
+    tx.update_record(target, state="tombstoned", sealed=None)
+    tx.add_purge(scope_id, target, "projection", now_ms)

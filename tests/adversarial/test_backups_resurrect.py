@@ -1,0 +1,132 @@
+"""Forgotten stays forgotten: restoring a backup taken before a forget must not bring the
+record back. The shred ledger beside the keys remembers every forget and withdraw, and a
+restore applies each forget again before anything can read the record."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.crypto.keyfiles import load_keyring
+from engram.crypto.ledger import LEDGER_NAME
+from engram.memory.backup import backup, restore
+from engram.memory.binding import Binding
+from engram.memory.engine import MemoryEngine
+from engram.memory.maintenance import Maintenance
+from engram.store.sqlite.memory_store import SqliteMemoryStore
+from engram.testing import PURPOSE, Clock, binding
+from tests.memory.conftest import Memory, open_memory
+
+WHO = binding()
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Memory:
+    return open_memory(tmp_path, Clock())
+
+
+def _approved(memory: Memory, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    envelope = memory.engine.call(tool, arguments, WHO, lambda operation: True)
+    assert envelope["ok"], envelope
+    value: dict[str, Any] = envelope["output"]["value"]
+    return value
+
+
+def _forget(memory: Memory, record_id: str, key: str = "forget-key-0000001") -> None:
+    arguments = {"record_id": record_id, "idempotency_key": key, "reason_ref": "reason:gdpr"}
+    _approved(memory, "forget", arguments)
+
+
+def _fresh_store(memory: Memory, name: str) -> Memory:
+    """A lost store rebuilt: a new, empty file with the live key directory."""
+    path = memory.path.with_name(name)
+    keys = load_keyring(memory.engine.vault.keys.directory)
+    return Memory(
+        MemoryEngine(SqliteMemoryStore(path), keys, clock=memory.clock), memory.clock, path
+    )
+
+
+def _get(memory: Memory, record_id: str, who: Binding = WHO) -> dict[str, Any]:
+    return memory.call("get", {"record_id": record_id, "purpose_ref": PURPOSE}, who)
+
+
+def test_a_record_forgotten_after_a_backup_stays_forgotten_when_it_is_restored(
+    memory: Memory, tmp_path: Path
+) -> None:
+    kept = memory.admit("Staging deploys run at noon.", "kept-record")
+    gone = memory.admit("Ada's home address is 12 Elm Street.", "gone-record")
+    backup(memory.engine, tmp_path / "before.engram")
+    _forget(memory, gone)
+
+    restored = _fresh_store(memory, "restored.db")
+    assert restore(restored.engine, tmp_path / "before.engram") == 2
+
+    assert _get(restored, gone)["error"]["code"] == "NOT_FOUND"
+    assert restored.found("address Elm Street") == []
+    assert restored.found("staging deploys") == [kept]
+    assert restored.record_state(gone) == "tombstoned"
+    with restored.engine.store.read() as reader:
+        row = reader.record(WHO.scope.scope_id, gone)
+    assert row is not None
+    assert row.sealed is None  # ciphertext and data key both gone
+    assert b"Elm Street" not in restored.store_bytes()
+    # The journal verifies: the backup's events, then the forget applied again.
+    assert (
+        Maintenance(restored.engine, WHO.scope).verify()
+        == Maintenance(memory.engine, WHO.scope).verify()
+    )
+
+
+def test_the_ledger_is_private_and_holds_ids_only(memory: Memory) -> None:
+    gone = memory.admit("A secret-free fact to forget.", "ledger-record")
+    candidate = memory.capture("A draft to withdraw.", "ledger-draft.capture-01")
+    _forget(memory, gone)
+    _approved(
+        memory,
+        "withdraw",
+        {
+            "candidate_id": candidate,
+            "idempotency_key": "withdraw-key-000001",
+            "reason_ref": "reason:draft",
+        },
+    )
+
+    ledger = memory.engine.vault.keys.directory / LEDGER_NAME
+    lines = [json.loads(line) for line in ledger.read_text().splitlines()]
+
+    assert stat.S_IMODE(ledger.stat().st_mode) == 0o600
+    assert [(line["operation"], line["target"]) for line in lines] == [
+        ("forget", gone),
+        ("withdraw", candidate),
+    ]
+    assert all(sorted(line) == ["at_ms", "operation", "scope_id", "target"] for line in lines)
+    assert "fact" not in ledger.read_text()
+
+
+def test_a_replayed_forget_is_recorded_once(memory: Memory) -> None:
+    gone = memory.admit("Forgotten once.", "once-record")
+    _forget(memory, gone)
+    _forget(memory, gone)  # the agent's retry: a replay
+
+    ledger = memory.engine.vault.keys.directory / LEDGER_NAME
+    assert len(ledger.read_text().splitlines()) == 1
+
+
+def test_keys_restored_from_a_copy_older_than_the_forget_bring_the_record_back(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """The documented limit: the ledger lives with the keys. A key directory copied before
+    the forget lacks it, and a restore with that copy resurrects the record."""
+    gone = memory.admit("Forget me later.", "later-record")
+    backup(memory.engine, tmp_path / "before.engram")
+    _forget(memory, gone)
+    (memory.engine.vault.keys.directory / LEDGER_NAME).unlink()  # the old copy had no ledger
+
+    restored = _fresh_store(memory, "restored.db")
+    restore(restored.engine, tmp_path / "before.engram")
+
+    assert _get(restored, gone)["ok"] is True
