@@ -26,6 +26,7 @@ from engram.memory.binding import MEMORY_TOOLS, tool_name
 from engram.memory.envelope import failure, new_audit_id
 from engram.memory.gate import Confirmer, Operation
 from engram.memory.schemas import OUTPUT_SCHEMAS, input_schema
+from engram.memory.tools import TOOLS
 
 if TYPE_CHECKING:  # the engine is imported by the first call, off the start-up path
     from engram.host.runtime import HostMemory
@@ -35,32 +36,6 @@ __all__ = ["MemoryTools", "memory_tools"]
 log = logging.getLogger("engram.mcp")
 #: How often a server looks for records other processes admitted without vectors.
 REBUILD_EVERY_S = 30.0
-
-_TITLES = {
-    "search": "Search governed memory",
-    "get": "Read a governed memory record",
-    "capture": "Capture a cited memory candidate",
-    "request_admission": "Request admission of a candidate",
-    "withdraw": "Withdraw a pending candidate",
-    "forget": "Forget an admitted record",
-}
-
-_DESCRIPTIONS = {
-    "search": (
-        "Find current memories with citations and a rank receipt (BM25, fused with the"
-        " semantic channel where installed). Read-only."
-    ),
-    "get": "Read one current record by record_id, with a read receipt. Read-only.",
-    "capture": (
-        "Submit cited material as an encrypted pending candidate (not searchable until "
-        "admitted). Every component cites a citation; citation ids, component ids unique; "
-        "primary_event.citation_id is cited by the primary component; evidence cites "
-        "known citations; t_end >= t; reconciliation.family_refs sorted and unique."
-    ),
-    "request_admission": "Ask the host's admission policy to decide on a pending candidate.",
-    "withdraw": "Terminate your pending candidate. Needs a human confirmation.",
-    "forget": "Make an admitted record terminally ineligible. Needs a human confirmation.",
-}
 
 
 class MemoryTools:
@@ -186,8 +161,8 @@ def memory_tools(profile_path: Path | None, resources: contextlib.ExitStack) -> 
     tools = resources.enter_context(MemoryTools(profile))
     for short in MEMORY_TOOLS:
         if short in profile.grants:
-            described = _DESCRIPTIONS[short]
-            if short in ("search", "get", "capture"):
+            described = TOOLS[short].description
+            if TOOLS[short].purpose is not None:
                 described += f" Your bound purpose_ref is {json.dumps(profile.purpose)}."
             yield _tool(
                 short,
@@ -204,16 +179,16 @@ def _tool(
     listed: bool = True,
     description: str | None = None,
 ) -> Tool:
-    read_only = short in ("search", "get")
+    spec = TOOLS[short]
     return Tool(
         name=tool_name(short),
-        title=_TITLES[short],
-        description=description or _DESCRIPTIONS[short],
+        title=spec.title,
+        description=description or spec.description,
         input_schema=schema,
         output_schema=OUTPUT_SCHEMAS[short],
         handler=handler,
-        read_only=read_only,
-        destructive=None if read_only else short in ("withdraw", "forget"),
-        idempotent=None if read_only else True,
+        read_only=spec.reads,
+        destructive=None if spec.reads else spec.destructive,
+        idempotent=None if spec.reads else True,
         listed=listed,
     )

@@ -22,7 +22,7 @@ from engram.canonical import canonical_bytes, digest, digest_bytes, record_id_fr
 from engram.errors import NotFound, PolicyStale
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
-from engram.memory.idempotency import intent_digest, remember, replay
+from engram.memory.idempotency import intent_digest
 from engram.memory.journal import transaction_receipt_digest
 from engram.memory.lifecycle import check_candidate
 from engram.memory.ports import MemoryTransaction, RecordRow
@@ -135,9 +135,6 @@ def request_admission(
     """
     scope_id = binding.scope.scope_id
     intent = intent or intent_digest("request_admission", arguments)
-    stored = replay(tx, vault, "request_admission", binding, arguments, intent)
-    if stored is not None:
-        return {"outcome": stored, "replayed": True}
     candidate = tx.candidate(scope_id, arguments["candidate_id"])
     if candidate is None or candidate.principal != binding.principal:
         raise NotFound()
@@ -196,7 +193,6 @@ def request_admission(
     }
     if record_id is not None:
         outcome["record_id"] = record_id
-    remember(tx, vault, "request_admission", binding, arguments, intent, outcome)
     return {"outcome": outcome, "replayed": False}
 
 

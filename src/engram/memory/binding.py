@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engram.canonical import digest
+from engram.memory.tools import TOOLS
 
 __all__ = ["MEMORY_TOOLS", "Binding", "Scope", "tool_name"]
 
 #: The six tools, by their short names, in the order ``tools/list`` shows them.
-MEMORY_TOOLS: Final = ("search", "get", "capture", "request_admission", "withdraw", "forget")
+MEMORY_TOOLS: Final = tuple(TOOLS)
 
 
 def tool_name(short: str) -> str:

@@ -1,8 +1,9 @@
 """``engram_memory_capture``: seal cited material as an encrypted pending candidate.
 
-Order: idempotency first (a replay reuses everything resolved at first capture,
-retention included), then retention and reconciliation against the host policy,
-then sealing: the candidate's payload and evidence are encrypted under a fresh data
+The engine's pipeline has answered a replay before this runs (a replay reuses
+everything resolved at first capture, retention included). Order: retention and
+reconciliation against the host policy, the gate when the host gates capture, then
+sealing: the candidate's payload and evidence are encrypted under a fresh data
 key; nothing of it is stored, logged or returned in the clear.
 """
 
@@ -15,7 +16,7 @@ from engram.crypto.ids import random_id
 from engram.errors import InvalidSchema, Unauthorized
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
-from engram.memory.idempotency import intent_digest, remember, replay, stored_key
+from engram.memory.idempotency import intent_digest, stored_key
 from engram.memory.journal import transaction_receipt_digest
 from engram.memory.ports import CandidateRow, MemoryTransaction
 from engram.memory.records import record_body
@@ -67,9 +68,6 @@ def capture(
     """Capture inside ``tx``; returns the output value. ``gate`` when the host gates it."""
     scope_id = binding.scope.scope_id
     intent = intent or intent_digest("capture", arguments)
-    stored = replay(tx, vault, "capture", binding, arguments, intent)
-    if stored is not None:
-        return {**stored, "status": "duplicate_exact"}
     key = arguments["idempotency_key"]
     payload = arguments["payload"]
     retention = resolve_retention(payload, policy, now_ms)
@@ -110,12 +108,10 @@ def capture(
             capture_cursor=event.cursor,
         )
     )
-    outcome = {
+    return {
         "status": "committed_pending",
         "candidate_id": candidate_id,
         "record_digest": record_digest,
         "cursor": str(event.cursor),
         "transaction_receipt_digest": receipt,
     }
-    remember(tx, vault, "capture", binding, arguments, intent, outcome)
-    return outcome

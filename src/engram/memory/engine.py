@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from engram.canonical import canonical_bytes, digest, digest_bytes
 from engram.crypto.keyfiles import KeyRing
@@ -46,12 +46,13 @@ from engram.memory.gate import (
     consume_host_approval,
     host_approval,
 )
-from engram.memory.idempotency import intent_digest, stored_key
+from engram.memory.idempotency import intent_digest, remember, replay, stored_key
 from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
 from engram.memory.purge import coverage_receipt
 from engram.memory.records import index_text
 from engram.memory.semantic import SemanticProjection
 from engram.memory.settings import HostPolicy
+from engram.memory.tools import TOOLS
 from engram.memory.validation import format_instant, validate_arguments
 from engram.memory.vault import Vault
 
@@ -63,9 +64,6 @@ __all__ = ["Clock", "MemoryEngine"]
 log = logging.getLogger("engram.memory")
 
 Clock = Callable[[], int]
-_PURPOSE_TOOLS: Final = frozenset({"search", "get", "capture"})
-_READS: Final = frozenset({"search", "get"})
-_ALWAYS_GATED: Final = frozenset({"withdraw", "forget"})
 
 
 def system_clock() -> int:
@@ -75,7 +73,7 @@ def system_clock() -> int:
 def _purpose_of(tool: str, arguments: Mapping[str, Any]) -> object:
     if not isinstance(arguments, Mapping):
         return None
-    holder = arguments.get("payload") if tool == "capture" else arguments
+    holder = arguments.get("payload") if TOOLS[tool].purpose == "payload" else arguments
     return holder.get("purpose_ref") if isinstance(holder, dict) else None
 
 
@@ -119,7 +117,7 @@ class MemoryEngine:
         if tool not in MEMORY_TOOLS or tool not in binding.grants:
             raise UnknownTool()
         purpose = _purpose_of(tool, arguments)
-        if tool in _PURPOSE_TOOLS and isinstance(purpose, str) and purpose != binding.purpose_ref:
+        if TOOLS[tool].purpose and isinstance(purpose, str) and purpose != binding.purpose_ref:
             self._audit(tool, binding, arguments, "PURPOSE_MISMATCH", new_audit_id(), None)
             raise TrustedContextUnavailable("purpose_ref does not match the bound purpose")
         audit_id = new_audit_id()
@@ -200,7 +198,8 @@ class MemoryEngine:
         confirm: Confirmer | None,
     ) -> dict[str, Any]:
         self.refresh_lexical(binding.scope)
-        if tool in _READS:
+        spec = TOOLS[tool]
+        if spec.reads:
             # The question is embedded before the snapshot opens: it takes milliseconds,
             # and the snapshot holds the process's store lock.
             question = (
@@ -213,7 +212,9 @@ class MemoryEngine:
                 value = self._read(tool, reader, binding, arguments, self.clock(), question)
             self._audit(tool, binding, arguments, "ok", audit_id, value)
             return value
-        gated = tool in _ALWAYS_GATED or tool in self.policy.confirm_tools
+        gated = spec.gated == "always" or (
+            spec.gated == "policy" and tool in self.policy.confirm_tools
+        )
         canonical = canonical_bytes(arguments)  # valid arguments are always encodable
         intent = intent_digest(tool, arguments, canonical)
         approval = self._ask(tool, arguments, binding, confirm, intent) if gated else None
@@ -221,16 +222,21 @@ class MemoryEngine:
             # Checked inside the mutation's own transaction: a revocation that commits
             # first is always seen.
             self._check_revoked(tx, binding)
-            gate = (
-                _ConsumingGate(tx, binding, approval, self.clock, self.policy.confirm_via)
-                if gated
-                else None
-            )
-            value = self._mutate(tool, tx, binding, arguments, gate, intent)
-            self._check_window(approval or (gate.consumed if gate else None))
+            stored = replay(tx, self.vault, tool, binding, arguments, intent)
+            if stored is not None:
+                value = spec.replayed(stored)
+            else:
+                gate = (
+                    _ConsumingGate(tx, binding, approval, self.clock, self.policy.confirm_via)
+                    if gated
+                    else None
+                )
+                value = self._mutate(tool, tx, binding, arguments, gate, intent)
+                remember(tx, self.vault, tool, binding, arguments, intent, spec.remembered(value))
+                self._check_window(approval or (gate.consumed if gate else None))
             tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value, canonical))
-        if tool in _ALWAYS_GATED and not value.get("replayed"):
-            target = arguments["record_id" if tool == "forget" else "candidate_id"]
+        if spec.shreds is not None and stored is None:
+            target = arguments[spec.shreds]
             self.ledger.append(Shredding(binding.scope.scope_id, tool, target, self.clock()))
         return self._with_purge_status(tool, binding, arguments, value)
 
@@ -346,10 +352,15 @@ class MemoryEngine:
         try:
             with self.store.write() as tx:
                 self._check_revoked(tx, binding)  # a revoked principal never reaches a human
+                if replay(tx, self.vault, tool, binding, arguments, intent) is not None:
+                    return None  # a replay: it answers without the gate
                 self._mutate(tool, tx, binding, arguments, probe, intent)
-            return None  # a replay: it answers without the gate
+            return None  # it never reached the gate
         except NeedsApproval as needed:
             operation = needed.operation
+        # The probe reached the gate: a person is about to be asked. The audit says so,
+        # whatever they answer (the call's own entry follows).
+        self._audit(tool, binding, arguments, "gate_probed", new_audit_id(), None)
         if via == "both" and not self._host_approved(binding, operation):
             return None  # the operator first: the mutation leaves the request
         try:
@@ -383,7 +394,7 @@ class MemoryEngine:
     def _with_purge_status(
         self, tool: str, binding: Binding, arguments: dict[str, Any], value: dict[str, Any]
     ) -> dict[str, Any]:
-        if tool not in _ALWAYS_GATED:
+        if TOOLS[tool].shreds is None:
             return value
         if self.semantic is not None:  # this process holds none of the scope's vectors
             self.semantic.forget_scope(binding.scope)

@@ -4,8 +4,8 @@ withdraw: a pending candidate -> ``withdrawn``; its data key is destroyed, so it
 ciphertext can never be opened again. forget: an admitted record -> ``tombstoned``;
 it leaves search and get in the same transaction, leaves the lexical projection, and
 its content key is destroyed. Both pass the confirmation gate after the idempotency
-replay and the target checks (a foreign or unknown target is ``NOT_FOUND`` without
-ever asking a human). What "complete" means for key destruction and projection
+replay (the engine's pipeline) and the target checks (a foreign or unknown target is
+``NOT_FOUND`` without ever asking a human). What "complete" means for key destruction and projection
 invalidation is decided by :mod:`engram.memory.purge` after the commit.
 """
 
@@ -19,7 +19,7 @@ from engram.crypto.ledger import Shredding
 from engram.errors import NotFound
 from engram.memory.binding import Binding
 from engram.memory.gate import Gate, Operation
-from engram.memory.idempotency import intent_digest, remember, replay
+from engram.memory.idempotency import intent_digest
 from engram.memory.journal import transaction_receipt_digest
 from engram.memory.lifecycle import FORGETTABLE, check_candidate, check_record
 from engram.memory.ports import MemoryTransaction
@@ -79,9 +79,6 @@ def withdraw(
 ) -> dict[str, Any]:
     """Withdraw inside ``tx``; the value before the purge status is known."""
     intent = intent or intent_digest("withdraw", arguments)
-    stored = replay(tx, vault, "withdraw", binding, arguments, intent)
-    if stored is not None:
-        return {**stored, "replayed": True}
     candidate = tx.candidate(binding.scope.scope_id, arguments["candidate_id"])
     if candidate is None or candidate.principal != binding.principal:
         raise NotFound()
@@ -107,9 +104,7 @@ def withdraw(
     vault.destroy(tx, candidate.candidate_id)
     tx.update_candidate(candidate.candidate_id, state="withdrawn", sealed=None)
     tx.add_purge(binding.scope.scope_id, candidate.candidate_id, "key", now_ms)
-    outcome = {"receipt": receipt, "replayed": False}
-    remember(tx, vault, "withdraw", binding, arguments, intent, outcome)
-    return outcome
+    return {"receipt": receipt, "replayed": False}
 
 
 def forget(
@@ -123,9 +118,6 @@ def forget(
 ) -> dict[str, Any]:
     """Forget inside ``tx``: the record is excluded from recall when this commits."""
     intent = intent or intent_digest("forget", arguments)
-    stored = replay(tx, vault, "forget", binding, arguments, intent)
-    if stored is not None:
-        return {**stored, "replayed": True}
     record = tx.record(binding.scope.scope_id, arguments["record_id"])
     if record is None:
         raise NotFound()
@@ -149,9 +141,7 @@ def forget(
     vault.destroy(tx, record.record_id)
     tx.update_record(record.record_id, state="tombstoned", sealed=None)
     tx.add_purge(binding.scope.scope_id, record.record_id, "projection", now_ms)
-    outcome = {"receipt": receipt, "replayed": False}
-    remember(tx, vault, "forget", binding, arguments, intent, outcome)
-    return outcome
+    return {"receipt": receipt, "replayed": False}
 
 
 def forget_again(
