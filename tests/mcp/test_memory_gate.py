@@ -229,3 +229,32 @@ def test_sdk_client_confirms_a_withdrawal_in_the_dialog(tmp_path: Path, mode: st
         "withdrawn",
     )
     assert withdrawn["key_destruction"] == "complete"
+
+
+def test_a_modern_dialog_runs_the_gates_dry_run_once(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    """The retry carries the answer: the body is not run again to rebuild the question
+    (one dry run, audited as ``gate_probed``, then the operation itself)."""
+    import sqlite3
+
+    from engram.host.profile import load_profile
+
+    profile = _profile(tmp_path)
+    server = start_server("--host-profile", str(profile))
+    record = _admit(server)
+    meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+    first = call(server, "engram_memory_forget", _forget(record), _meta=meta)["result"]
+    final = call(
+        server,
+        "engram_memory_forget",
+        _forget(record),
+        _meta=meta,
+        requestState=first["requestState"],
+        inputResponses={"confirm": {"action": "accept", "content": {"approve": True}}},
+    )["result"]
+
+    assert final["structuredContent"]["output"]["value"]["receipt"]["to_state"] == "tombstoned"
+    with sqlite3.connect(load_profile(profile).store) as db:
+        outcomes = [row[0] for row in db.execute("SELECT outcome FROM audit WHERE tool = 'forget'")]
+    assert sorted(outcomes) == ["gate_probed", "ok"]

@@ -71,6 +71,10 @@ class NoElicitation:
     ) -> ElicitationAnswer:
         raise ElicitationFailed("elicitation unavailable")
 
+    def answered(self, key: str, shown: str) -> ElicitationAnswer | None:
+        """An answer the person already gave for ``key`` (never, here)."""
+        return None
+
 
 class LegacyElicitation:
     """``elicitation/create`` on the live connection, with a timeout."""
@@ -100,6 +104,10 @@ class LegacyElicitation:
         params = form_request(message, schema, self.forms)
         result = self._connection.request("elicitation/create", params, self._timeout)
         return parse_answer(result)
+
+    def answered(self, key: str, shown: str) -> ElicitationAnswer | None:
+        """On a live connection every question is asked afresh."""
+        return None
 
 
 @dataclass
@@ -146,3 +154,11 @@ class ModernElicitation:
         params = form_request(message, schema, self.forms)
         request = {"method": "elicitation/create", "params": params}
         raise InputRequired({key: request}, asked, self._answers)
+
+    def answered(self, key: str, shown: str) -> ElicitationAnswer | None:
+        """The answer of the retry for ``key``, when it was asked about ``shown``."""
+        if not self._available or key not in self._answers:
+            return None
+        if self._asked.get(key) != shown:
+            raise InvalidRequestState()
+        return parse_answer(self._answers[key])

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.errors import ContractError, EngramError, InternalError, TrustedContextUnavailable
 from engram.host.profile import HostProfile, load_profile
-from engram.mcp.tools import CallContext, Tool, ToolResult
+from engram.mcp.tools import CallContext, ElicitationAnswer, Tool, ToolResult
 from engram.memory.binding import MEMORY_TOOLS, tool_name
 from engram.memory.envelope import failure, new_audit_id
 from engram.memory.gate import Confirmer, Operation
@@ -125,20 +125,35 @@ CONFIRM_FORM: dict[str, Any] = {
 }
 
 
-def _dialog(context: CallContext) -> Confirmer:
+class _Dialog:
     """Ask the human through the client's form: operation, target and reason only."""
 
-    def confirm(operation: Operation) -> bool:
+    def __init__(self, context: CallContext) -> None:
+        self.context = context
+
+    def __call__(self, operation: Operation) -> bool:
         shown = operation.display()
         message = f"An agent asks to {shown['operation']} {shown['target']}"
         if "reason" in shown:
             message += f" (reason: {shown['reason']})"
-        answer = context.elicitation.ask(
+        answer = self.context.elicitation.ask(
             "confirm", message + ".", CONFIRM_FORM, shown=operation.operation_digest
         )
-        return answer.action == "accept" and answer.content.get("approve") is True
+        return _approves(answer)
 
-    return confirm
+    def answer_for(self, operation_digest: str) -> bool | None:
+        """The person's answer the 2026-07-28 retry carries, so the gate's probe need not
+        run the operation's body again; ``None`` when there is none."""
+        answer = self.context.elicitation.answered("confirm", operation_digest)
+        return None if answer is None else _approves(answer)
+
+
+def _approves(answer: ElicitationAnswer) -> bool:
+    return answer.action == "accept" and answer.content.get("approve") is True
+
+
+def _dialog(context: CallContext) -> Confirmer:
+    return _Dialog(context)
 
 
 def _untrusted(arguments: Mapping[str, Any], context: CallContext) -> ToolResult:

@@ -61,6 +61,11 @@ class Elicitation(Protocol):
         """
         ...
 
+    def answered(self, key: str, shown: str) -> ElicitationAnswer | None:
+        """The answer already given for ``key`` about ``shown``, without asking: the
+        2026-07-28 era's retry carries it; otherwise ``None``."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class CallContext:

@@ -345,6 +345,30 @@ class MemoryEngine:
         via = self.policy.confirm_via
         if confirm is None or via == "host":
             return None  # the host operator's approval, consumed inside the mutation
+        # A retry that carries the person's answer (the 2026-07-28 era) needs no second
+        # dry run: the answer is bound to this exact operation's digest, and the run
+        # itself still checks replay and target.
+        prior = getattr(confirm, "answer_for", None)
+        answer = prior(intent) if via == "dialog" and prior is not None else None
+        if answer is not None:
+            return self._answered(answer)
+        operation = self._probe(tool, arguments, binding, intent)
+        if operation is None:
+            return None  # a replay, or a call that never reaches the gate
+        if via == "both" and not self._host_approved(binding, operation):
+            return None  # the operator first: the mutation leaves the request
+        try:
+            approved = confirm(operation)
+        except ElicitationFailed:
+            return None  # no dialog after all: the host confirmation path
+        return self._answered(approved)
+
+    def _probe(
+        self, tool: str, arguments: dict[str, Any], binding: Binding, intent: str
+    ) -> Operation | None:
+        """The operation a person would be asked about: a dry run of the call up to its
+        gate, rolled back; ``None`` for a replay or a call refused before the gate. When
+        it reaches the gate, the audit says so (the call's own entry follows)."""
 
         def probe(operation: Operation) -> Approval:
             raise NeedsApproval(operation)
@@ -353,20 +377,14 @@ class MemoryEngine:
             with self.store.write() as tx:
                 self._check_revoked(tx, binding)  # a revoked principal never reaches a human
                 if replay(tx, self.vault, tool, binding, arguments, intent) is not None:
-                    return None  # a replay: it answers without the gate
+                    return None
                 self._mutate(tool, tx, binding, arguments, probe, intent)
-            return None  # it never reached the gate
+            return None
         except NeedsApproval as needed:
-            operation = needed.operation
-        # The probe reached the gate: a person is about to be asked. The audit says so,
-        # whatever they answer (the call's own entry follows).
-        self._audit(tool, binding, arguments, "gate_probed", new_audit_id(), None)
-        if via == "both" and not self._host_approved(binding, operation):
-            return None  # the operator first: the mutation leaves the request
-        try:
-            approved = confirm(operation)
-        except ElicitationFailed:
-            return None  # no dialog after all: the host confirmation path
+            self._audit(tool, binding, arguments, "gate_probed", new_audit_id(), None)
+            return needed.operation
+
+    def _answered(self, approved: bool) -> Approval:
         if not approved:
             raise GateFailed("declined in the dialog")
         return Approval("dialog", self.clock())

@@ -80,7 +80,10 @@ class Confirmer(Protocol):
     """Asks the human in a dialog; ``True`` for an explicit approval.
 
     Raises ``ElicitationFailed`` when no dialog can be shown, so the gate falls back
-    to the host operator path.
+    to the host operator path. A confirmer may also offer ``answer_for(operation_digest)
+    -> bool | None``, the answer a person already gave about exactly that operation (the
+    2026-07-28 era's retry carries it): the engine then skips the dry run that would
+    build the question again.
     """
 
     def __call__(self, operation: Operation) -> bool: ...
