@@ -130,3 +130,16 @@ def test_keys_restored_from_a_copy_older_than_the_forget_bring_the_record_back(
     restore(restored.engine, tmp_path / "before.engram")
 
     assert _get(restored, gone)["ok"] is True
+
+
+def test_a_forget_whose_ledger_line_was_lost_gets_it_at_the_agents_retry(
+    memory: Memory,
+) -> None:
+    gone = memory.admit("Forget me, twice asked.", "retry-record")
+    _forget(memory, gone)
+    ledger = memory.engine.vault.keys.directory / LEDGER_NAME
+    ledger.unlink()  # the line never made it (a full disk, a crash after the commit)
+
+    _forget(memory, gone)  # the agent's retry: a replay
+
+    assert [json.loads(line)["target"] for line in ledger.read_text().splitlines()] == [gone]

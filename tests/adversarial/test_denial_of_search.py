@@ -154,3 +154,20 @@ def test_an_embedding_host_keeps_the_ceiling_it_chose(tmp_path: Path, clock: Clo
 
     assert _admission(memory, "a" * 8_000, "over", VICTIM)["status"] == "rejected"
     assert _admission(memory, "a" * 200, "under", VICTIM)["status"] == "accepted"
+
+
+def test_records_admitted_before_the_ceiling_cannot_add_up_to_result_too_large(
+    tmp_path: Path, clock: Clock
+) -> None:
+    old = open_memory(tmp_path, clock, HostPolicy(max_record_bytes=2_000_000))
+    for index in range(20):
+        legacy = _admission(old, f"bulky {index} " + "y" * 60_000, f"bulk{index:03d}", ATTACKER)
+        assert legacy["status"] == "accepted"
+    old.engine.store.database.close()
+    memory = open_memory(tmp_path, clock)
+    mine = memory.admit("Bulky invoices are archived monthly.", "fact", VICTIM)
+
+    value = memory.value("search", {"query": "bulky", "purpose_ref": PURPOSE, "limit": 50}, VICTIM)
+
+    assert [p["record"]["record_id"] for p in value["records"]] == [mine]
+    assert value["rank_receipt"]["oversized_left_out"] == 20

@@ -7,9 +7,10 @@ which backups do not hold and a restore does not replace, so a restore re-applie
 forget performed after the backup was taken (:func:`engram.memory.backup.restore`).
 
 One JSON object per line, appended and fsynced after the operation commits, the file
-readable by its owner only. A line torn by a crash is ignored; an operation whose process
-died between its commit and its line is missing from the ledger (the window is one
-fsync). The ledger holds ids only, never content.
+readable by its owner only. A line torn by a crash is ignored. An operation whose line
+could not be written (its process died after the commit, the disk was full) gets it at the
+agent's retry, which replays the operation and writes a missing line; without a retry it
+stays missing. The ledger holds ids only, never content.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ class ShredLedger:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+    def holds(self, scope_id: str, operation: str, target: str) -> bool:
+        """Whether the ledger already records this operation on this target."""
+        return any(
+            (entry.scope_id, entry.operation, entry.target) == (scope_id, operation, target)
+            for entry in self.entries()
+        )
 
     def entries(self) -> list[Shredding]:
         """Every shredding recorded, oldest first (a torn line is skipped)."""

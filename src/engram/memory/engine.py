@@ -185,6 +185,8 @@ class MemoryEngine:
             clear = tx.clear_idempotency_keys()
             for scope_id, principal, key in clear:
                 tx.hash_idempotency_key(scope_id, principal, key, stored_key(self.vault, key))
+        if clear:
+            self.store.checkpoint()  # the clear keys' old pages leave the WAL
         return len(clear)
 
     # --- operations ----------------------------------------------------------------
@@ -233,12 +235,24 @@ class MemoryEngine:
                 )
                 value = self._mutate(tool, tx, binding, arguments, gate, intent)
                 remember(tx, self.vault, tool, binding, arguments, intent, spec.remembered(value))
-                self._check_window(approval or (gate.consumed if gate else None))
+                # The operator's approval when one was consumed (``both``: it, not the
+                # dialog's, is what a closed window must spend).
+                self._check_window(gate.consumed if gate and gate.consumed else approval)
             tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value, canonical))
-        if spec.shreds is not None and stored is None:
+        if spec.shreds is not None:
             target = arguments[spec.shreds]
-            self.ledger.append(Shredding(binding.scope.scope_id, tool, target, self.clock()))
+            self._record_shredding(tool, binding.scope.scope_id, target, stored is not None)
         return self._with_purge_status(tool, binding, arguments, value)
+
+    def _record_shredding(self, tool: str, scope_id: str, target: str, replayed: bool) -> None:
+        """The shred ledger's line of a committed forget or withdraw. A replay writes it
+        when it is missing (a commit whose line failed, or whose outcome was unknown); a
+        failed append is logged, and the agent's retry writes it."""
+        try:
+            if not replayed or not self.ledger.holds(scope_id, tool, target):
+                self.ledger.append(Shredding(scope_id, tool, target, self.clock()))
+        except OSError as error:
+            log.warning("the shred ledger could not be written (%s)", type(error).__name__)
 
     @staticmethod
     def _check_revoked(reader: MemoryReader, binding: Binding) -> None:
@@ -416,7 +430,7 @@ class MemoryEngine:
             return value
         if self.semantic is not None:  # this process holds none of the scope's vectors
             self.semantic.forget_scope(binding.scope)
-        owner = arguments.get("candidate_id") or arguments["record_id"]
+        owner = arguments[str(TOOLS[tool].shreds)]
         row = self.store.finish_purge(owner, self.clock())
         done = row is not None and row["done_ms"] is not None
         if tool == "withdraw":

@@ -75,7 +75,8 @@ class Maintenance:
         return PendingItems(confirmations, held)
 
     def confirm(self, request_id: str) -> ConfirmationRow:
-        """Approve one open request; the approval is valid for 300 s from now."""
+        """Approve one open request; the approval is valid for 300 s from now. The row
+        returned is fit to show a person (see :meth:`pending`)."""
         now = self.engine.clock()
         with self.engine.store.write() as tx:
             row = next(
@@ -98,7 +99,7 @@ class Maintenance:
                 },
                 False,
             )
-        return row
+        return _shown(row)
 
     def adjudicate(self, candidate_id: str, accept: bool) -> str | None:
         """Decide a candidate held as ``pending_adjudication``; the record id if accepted."""

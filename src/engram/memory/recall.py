@@ -220,12 +220,11 @@ def search(
     ``semantic`` is the scope's semantic channel when it is installed and current;
     a search that requires it gets ``RANKING_UNAVAILABLE`` otherwise.
 
-    A packet over ``max_packet_bytes`` is ``PROJECTION_OVERSIZED`` when a record the host
-    admits today could be that large (the caller can raise ``max_packet_bytes``); a packet
-    no admissible record could make (over the host's ``max_record_bytes`` plus
+    A packet no admissible record could make (over the host's ``max_record_bytes`` plus
     :data:`PACKET_MARGIN`: one admitted before the ceiling) is left out of the page and
-    counted in the rank receipt (``oversized_left_out``), so one record can never make
-    everyone's searches fail.
+    counted in the rank receipt (``oversized_left_out``), so no record can make anyone's
+    search fail, by its size or with others (``RESULT_TOO_LARGE``); any other packet over
+    ``max_packet_bytes`` is ``PROJECTION_OVERSIZED`` (the caller can raise it).
     """
     policy = arguments.get("capability_policy", {})
     channels = policy.get("minimum_channels", "lexical")
@@ -276,7 +275,7 @@ def search(
             "rank": position,
         }
         size = _size(packet)
-        if size > max_packet and size > max_record_bytes + PACKET_MARGIN:
+        if size > max_record_bytes + PACKET_MARGIN:  # admitted before the host's ceiling
             left_out += 1
             continue
         if size > max_packet:

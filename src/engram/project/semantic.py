@@ -116,7 +116,8 @@ class ProjectVectors:
 
     def _start(self) -> None:
         with self._lock:
-            if self._thread is None and not self._stop.is_set():
+            running = self._thread is not None and self._thread.is_alive()
+            if not running and not self._stop.is_set():
                 self._thread = threading.Thread(
                     target=self._run, name="engram-project-vectors", daemon=True
                 )
@@ -134,6 +135,8 @@ class ProjectVectors:
                 self.build(embedder)
             except EngramError as error:  # the index busy or closing: tried at the next wake
                 log.warning("the project's vectors could not be built (%s)", error.code)
+            except (OSError, RuntimeError, ValueError, MemoryError) as error:  # the model
+                log.warning("the project's vectors could not be built (%s)", type(error).__name__)
 
 
 def _process_embedder() -> Embedder | None:

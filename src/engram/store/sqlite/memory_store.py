@@ -170,6 +170,14 @@ def _hashed_idempotency_keys(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE idempotency ADD COLUMN hashed INTEGER NOT NULL DEFAULT 0")
 
 
+@migration(SCHEMA, 8)
+def _clear_keys_index(db: sqlite3.Connection) -> None:
+    # Every server start looks for keys still in clear: without this, a scan of the table.
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idempotency_in_clear ON idempotency (scope_id) WHERE hashed = 0"
+    )
+
+
 @migration(SCHEMA, 4)
 def _index_every_lookup(db: sqlite3.Connection) -> None:
     # With (scope_id, payload_digest) alone, the planner preferred records_by_expiry
@@ -468,7 +476,10 @@ class _Transaction(_Reader, GovernanceWrites):
 
     def clear_idempotency_keys(self) -> list[tuple[str, str, str]]:
         return list(
-            self.db.execute("SELECT scope_id, principal, key FROM idempotency WHERE hashed = 0")
+            self.db.execute(
+                "SELECT scope_id, principal, key FROM idempotency INDEXED BY idempotency_in_clear"
+                " WHERE hashed = 0"
+            )
         )
 
     def hash_idempotency_key(self, scope_id: str, principal: str, key: str, hashed: str) -> None:
