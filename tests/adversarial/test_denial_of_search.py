@@ -96,7 +96,7 @@ def test_a_record_admitted_before_the_ceiling_is_left_out_and_counted(
     legacy = _admission(old, "refunds " + "z" * 900_000, "legacy", ATTACKER)
     assert legacy["status"] == "accepted"
     huge = legacy["record_id"]
-    old.engine.store.database.close()
+    old.engine.store.close()
     memory = open_memory(tmp_path, clock)  # the same store, today's ceiling
     small = memory.admit("Refunds are issued within five days.", "fact", VICTIM)
 
@@ -163,7 +163,7 @@ def test_records_admitted_before_the_ceiling_cannot_add_up_to_result_too_large(
     for index in range(20):
         legacy = _admission(old, f"bulky {index} " + "y" * 60_000, f"bulk{index:03d}", ATTACKER)
         assert legacy["status"] == "accepted"
-    old.engine.store.database.close()
+    old.engine.store.close()
     memory = open_memory(tmp_path, clock)
     mine = memory.admit("Bulky invoices are archived monthly.", "fact", VICTIM)
 
