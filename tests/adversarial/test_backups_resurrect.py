@@ -1,10 +1,13 @@
 """Forgotten stays forgotten: restoring a backup taken before a forget must not bring the
-record back. The shred ledger beside the keys remembers every forget and withdraw, and a
-restore applies each forget again before anything can read the record."""
+record back, and the backup file itself must not open it with the live keys. Each record
+in a backup is sealed under its own escrow key, destroyed by the forget; the shred ledger
+beside the keys remembers every forget and withdraw; a restore applies each forget again
+before anything can read the record."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,7 @@ import pytest
 
 from engram.crypto.keyfiles import load_keyring
 from engram.crypto.ledger import LEDGER_NAME
-from engram.memory.backup import backup, restore
+from engram.memory.backup import backup, prepare_restore, read_backup, restore
 from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
 from engram.memory.maintenance import Maintenance
@@ -116,15 +119,42 @@ def test_a_replayed_forget_is_recorded_once(memory: Memory) -> None:
     assert len(ledger.read_text().splitlines()) == 1
 
 
+def test_an_old_backup_file_cannot_open_a_record_forgotten_after_it(
+    memory: Memory, tmp_path: Path
+) -> None:
+    gone = memory.admit("Ada's phone number is 555 0100.", "phone-record")
+    kept = memory.admit("Deploys are on Tuesdays.", "tuesday-record")
+    backup(memory.engine, tmp_path / "before.engram")
+    _forget(memory, gone)
+    (memory.engine.vault.keys.directory / LEDGER_NAME).unlink()  # even without the ledger
+
+    rows = read_backup(memory.engine.vault.keys, tmp_path / "before.engram")
+    opened = prepare_restore(memory.engine.vault, rows, memory.engine.escrow)
+
+    by_id = {record["record_id"]: record for record in opened["records"]}
+    assert by_id[gone].get("shredded") is True
+    assert by_id[gone]["wrapped_key"] is None  # its data key opens with no live key
+    assert by_id[kept]["wrapped_key"] is not None
+    restored = _fresh_store(memory, "restored.db")
+    restore(restored.engine, tmp_path / "before.engram")
+    assert _get(restored, gone)["error"]["code"] == "NOT_FOUND"
+    assert _get(restored, kept)["ok"] is True
+
+
 def test_keys_restored_from_a_copy_older_than_the_forget_bring_the_record_back(
     memory: Memory, tmp_path: Path
 ) -> None:
-    """The documented limit: the ledger lives with the keys. A key directory copied before
-    the forget lacks it, and a restore with that copy resurrects the record."""
+    """The documented limit: the ledger and the escrow keys live with the keys. A key
+    directory copied before the forget still holds the record's escrow key and no ledger
+    line, and a restore with that copy brings the record back."""
     gone = memory.admit("Forget me later.", "later-record")
     backup(memory.engine, tmp_path / "before.engram")
+    keys = memory.engine.vault.keys.directory
+    old_copy = tmp_path / "keys-copy"
+    shutil.copytree(keys, old_copy)
     _forget(memory, gone)
-    (memory.engine.vault.keys.directory / LEDGER_NAME).unlink()  # the old copy had no ledger
+    shutil.rmtree(keys)
+    shutil.copytree(old_copy, keys)  # the operator restores the keys from the old copy
 
     restored = _fresh_store(memory, "restored.db")
     restore(restored.engine, tmp_path / "before.engram")

@@ -136,7 +136,7 @@ def test_restore_into_a_fresh_store_with_the_same_keys_gives_back_the_same_recor
     header = backup(memory.engine, path)
 
     assert header["records"] == 3
-    assert header["format"] == 1
+    assert header["format"] == 2
     assert header["created_at"] == format_instant(NOW)
     restored = _sibling(memory, "restored.db")
     assert restore(restored.engine, path) == 3

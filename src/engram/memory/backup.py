@@ -1,7 +1,9 @@
 """Encrypted, verified backups of governed memory, and refusing restores.
 
 A backup holds what must survive: records (their sealed content and their data keys,
-re-wrapped under the backup key so a later key rotation does not orphan it),
+each sealed under the record's escrow key, kept beside the live keys, so a later key
+rotation does not orphan it and a later forget, which destroys the escrow key, leaves it
+unreadable in every backup: :mod:`engram.crypto.escrow`),
 tombstones (so the tombstone guard survives), the journal, scope state, revocations
 (a restore must not bring a revoked binding back), idempotency outcomes (ids and
 digests only, so a replay after a restore is still a replay) and the audit log. It
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram.canonical import canonical_bytes, digest_bytes
+from engram.crypto.escrow import EscrowKeys
 from engram.crypto.keyfiles import KeyRing
 from engram.crypto.sealing import Sealed, associated_data, open_sealed, seal
 from engram.errors import BackupInvalid, BlobMissing, RestoreRefused
@@ -50,7 +53,10 @@ __all__ = [
 ]
 
 MAGIC: Final = b"ENGRAM-BACKUP\x01"
-FORMAT: Final = 1
+FORMAT: Final = 2
+#: Formats this version restores: 1 sealed every data key under the backup key (a
+#: forget after such a backup leaves the record readable in it with the live keys).
+READABLE_FORMATS: Final = (1, 2)
 
 
 def store_id(keys: KeyRing) -> str:
@@ -70,17 +76,20 @@ def _unb64(text: str | None) -> bytes | None:
     return None if text is None else base64.b64decode(text)
 
 
-def write_backup(vault: Vault, exported: dict[str, Any], path: Path, now_ms: int) -> dict[str, Any]:
+def write_backup(
+    vault: Vault, exported: dict[str, Any], path: Path, now_ms: int, escrow: EscrowKeys
+) -> dict[str, Any]:
     """Encrypt ``exported`` (the store's rows) to ``path``; verify it; the header."""
     keys, backup_key = vault.keys, _backup_key(vault.keys)
+    owners = [r["record_id"] for r in exported["records"] if r["wrapped_key"] is not None]
+    escrowed = escrow.keys_for(owners, create=True)
     for record in exported["records"]:
         owner, wrapped = record["record_id"], record.pop("wrapped_key")
         record["data_key"] = None
         if wrapped is not None:
             data_key = vault.unwrap(owner, *wrapped)
-            record["data_key"] = _b64(
-                seal(backup_key, data_key, associated_data("backup-key", owner=owner)).to_bytes()
-            )
+            sealed_key = seal(escrowed[owner], data_key, associated_data("escrow-key", owner=owner))
+            record["data_key"] = _b64(sealed_key.to_bytes())
         record["sealed"] = _b64(record["sealed"])
     payload = canonical_bytes(exported)
     header = canonical_bytes(
@@ -108,6 +117,11 @@ def write_backup(vault: Vault, exported: dict[str, Any], path: Path, now_ms: int
 
 def read_backup(keys: KeyRing, path: Path) -> dict[str, Any]:
     """Open and check a backup of this store; its payload rows."""
+    return _read(keys, path)[1]
+
+
+def _read(keys: KeyRing, path: Path) -> tuple[int, dict[str, Any]]:
+    """The backup's format and its payload rows."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -121,7 +135,7 @@ def read_backup(keys: KeyRing, path: Path) -> dict[str, Any]:
         header = json.loads(header_bytes)
     except ValueError as exc:
         raise BackupInvalid("backup header does not parse") from exc
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
+    if not isinstance(header, dict) or header.get("format") not in READABLE_FORMATS:
         raise BackupInvalid("unknown backup format")
     if header.get("store") != store_id(keys):
         raise RestoreRefused("backup belongs to another store")
@@ -134,12 +148,19 @@ def read_backup(keys: KeyRing, path: Path) -> dict[str, Any]:
     if digest_bytes("backup-payload", payload) != header.get("payload_digest"):
         raise BackupInvalid("backup payload does not match its header")
     rows: dict[str, Any] = json.loads(payload)
-    return rows
+    return int(header["format"]), rows
 
 
-def prepare_restore(vault: Vault, rows: dict[str, Any]) -> dict[str, Any]:
-    """Check the journal chains and re-wrap every data key under the current KEK."""
+def prepare_restore(
+    vault: Vault, rows: dict[str, Any], escrow: EscrowKeys, backup_format: int = FORMAT
+) -> dict[str, Any]:
+    """Check the journal chains and re-wrap every data key under the current KEK.
+
+    A record whose escrow key was destroyed (it was forgotten after the backup) keeps no
+    key: it is marked ``shredded``, and the restore forgets it again.
+    """
     backup_key = _backup_key(vault.keys)
+    escrowed = escrow.keys_for([r["record_id"] for r in rows["records"]], create=False)
     for scope in rows["scope_state"]:
         events = [
             (event["cursor"], event["event_digest"], event["previous"], event["body"])
@@ -152,16 +173,22 @@ def prepare_restore(vault: Vault, rows: dict[str, Any]) -> dict[str, Any]:
         owner, sealed_key = record["record_id"], _unb64(record.pop("data_key"))
         record["sealed"] = _unb64(record["sealed"])
         record["wrapped_key"] = None
-        if sealed_key is not None:
-            try:
-                data_key = open_sealed(
-                    backup_key,
-                    Sealed.from_bytes(sealed_key),
-                    associated_data("backup-key", owner=owner),
-                )
-            except BlobMissing as exc:
-                raise BackupInvalid("a data key in the backup does not open") from exc
-            record["wrapped_key"] = vault.wrap(owner, data_key)
+        if sealed_key is None:
+            continue
+        if backup_format == 1:
+            key, label = backup_key, "backup-key"
+        elif owner in escrowed:
+            key, label = escrowed[owner], "escrow-key"
+        else:
+            record["shredded"] = True
+            continue
+        try:
+            data_key = open_sealed(
+                key, Sealed.from_bytes(sealed_key), associated_data(label, owner=owner)
+            )
+        except BlobMissing as exc:
+            raise BackupInvalid("a data key in the backup does not open") from exc
+        record["wrapped_key"] = vault.wrap(owner, data_key)
     return rows
 
 
@@ -169,7 +196,7 @@ def backup(engine: MemoryEngine, path: Path) -> dict[str, Any]:
     """Write a verified, encrypted backup of the engine's store; its header."""
     with engine.store.read() as reader:
         rows = reader.export_rows()
-    return write_backup(engine.vault, rows, path, engine.clock())
+    return write_backup(engine.vault, rows, path, engine.clock(), engine.escrow)
 
 
 def restore(engine: MemoryEngine, path: Path) -> int:
@@ -179,7 +206,8 @@ def restore(engine: MemoryEngine, path: Path) -> int:
     alive is applied again, in the same transaction: the record is tombstoned and its
     data key destroyed before anything can read it (docs/memory-contract.md §3.21).
     """
-    rows = prepare_restore(engine.vault, read_backup(engine.vault.keys, path))
+    backup_format, read = _read(engine.vault.keys, path)
+    rows = prepare_restore(engine.vault, read, engine.escrow, backup_format)
     forgotten = {
         (shredding.scope_id, shredding.target): shredding
         for shredding in engine.ledger.entries()
@@ -191,10 +219,12 @@ def restore(engine: MemoryEngine, path: Path) -> int:
             raise RestoreRefused("the store is not empty")
         tx.import_rows(rows)
         for record in rows["records"]:
-            if record["state"] == "tombstoned" or record["wrapped_key"] is None:
+            if record["state"] == "tombstoned" or (
+                record["wrapped_key"] is None and not record.get("shredded")
+            ):
                 continue
             shredding = forgotten.get((record["scope_id"], record["record_id"]))
-            if shredding is not None:
+            if shredding is not None or record.get("shredded"):
                 forget_again(tx, engine.vault, record["scope_id"], record, shredding, now)
                 continue
             body = json.loads(

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from engram.canonical import canonical_bytes, digest, digest_bytes
+from engram.crypto.escrow import EscrowKeys
 from engram.crypto.keyfiles import KeyRing
 from engram.crypto.ledger import Shredding, ShredLedger
 from engram.errors import (
@@ -95,6 +96,8 @@ class MemoryEngine:
         self.vault = Vault(keys)
         #: Every forget and withdraw, beside the keys: a restore re-applies them.
         self.ledger = ShredLedger(keys.directory)
+        #: The keys backups seal records' data keys under; a forget destroys its record's.
+        self.escrow = EscrowKeys(keys.directory)
         self.cursors = recall.PageCursors(keys.mac_key)
         self.policy = policy or HostPolicy()
         self.admission_policy = admission_policy or admission.DefaultAdmissionPolicy()
@@ -251,6 +254,8 @@ class MemoryEngine:
         try:
             if not replayed or not self.ledger.holds(scope_id, tool, target):
                 self.ledger.append(Shredding(scope_id, tool, target, self.clock()))
+            if tool == "forget":  # every backup's copy of the record becomes unreadable
+                self.escrow.destroy(target)
         except OSError as error:
             log.warning("the shred ledger could not be written (%s)", type(error).__name__)
 

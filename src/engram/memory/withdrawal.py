@@ -149,11 +149,12 @@ def forget_again(
     vault: Vault,
     scope_id: str,
     record: dict[str, Any],
-    shredding: Shredding,
+    shredding: Shredding | None,
     now_ms: int,
 ) -> None:
-    """Apply once more a forget the shred ledger records, to a record a restored backup
-    brought back: tombstoned, its data key destroyed, the journal told why."""
+    """Apply once more a forget to a record a restored backup brought back (the shred
+    ledger records it, or its escrow key is gone, ``shredding`` ``None``): tombstoned, its
+    data key destroyed, the journal told why."""
     target = record["record_id"]
     tx.append_event(
         scope_id,
@@ -168,7 +169,11 @@ def forget_again(
             "at": now_ms,
             "authorization_receipt_digest": digest(
                 "receipt/shred-ledger",
-                {"target": shredding.target, "scope": scope_id, "forgotten_at": shredding.at_ms},
+                {
+                    "target": target,
+                    "scope": scope_id,
+                    "forgotten_at": None if shredding is None else shredding.at_ms,
+                },
             ),
         },
         touches_records=True,
