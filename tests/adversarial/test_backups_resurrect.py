@@ -173,3 +173,53 @@ def test_a_forget_whose_ledger_line_was_lost_gets_it_at_the_agents_retry(
     _forget(memory, gone)  # the agent's retry: a replay
 
     assert [json.loads(line)["target"] for line in ledger.read_text().splitlines()] == [gone]
+
+
+def _format_one_backup(memory: Memory, path: Path) -> None:
+    """A backup as engram wrote it before escrow keys: every data key sealed under the one
+    backup key derived from mac.key (format 1)."""
+    import struct
+
+    from engram.canonical import canonical_bytes, digest_bytes
+    from engram.crypto.sealing import associated_data, seal
+    from engram.memory import backup as module
+
+    vault = memory.engine.vault
+    with memory.engine.store.read() as reader:
+        rows = reader.export_rows()
+    key = module._backup_key(vault.keys)
+    for record in rows["records"]:
+        owner, wrapped = record["record_id"], record.pop("wrapped_key")
+        record["data_key"] = None
+        if wrapped is not None:
+            data_key = vault.unwrap(owner, *wrapped)
+            sealed = seal(key, data_key, associated_data("backup-key", owner=owner))
+            record["data_key"] = module._b64(sealed.to_bytes())
+        record["sealed"] = module._b64(record["sealed"])
+    payload = canonical_bytes(rows)
+    header = canonical_bytes(
+        {
+            "format": 1,
+            "store": module.store_id(vault.keys),
+            "created_at": "2026-01-01T00:00:00.000Z",
+            "records": len(rows["records"]),
+            "payload_digest": digest_bytes("backup-payload", payload),
+        }
+    )
+    body = seal(key, payload, module.MAGIC + header).to_bytes()
+    path.write_bytes(module.MAGIC + struct.pack(">I", len(header)) + header + body)
+
+
+def test_a_backup_of_the_earlier_format_still_restores_and_the_ledger_still_forgets(
+    memory: Memory, tmp_path: Path
+) -> None:
+    kept = memory.admit("Staging deploys run at noon.", "kept-old-format")
+    gone = memory.admit("A record to forget after the old backup.", "gone-old-format")
+    _format_one_backup(memory, tmp_path / "old.engram")
+    _forget(memory, gone)
+
+    restored = _fresh_store(memory, "restored.db")
+    assert restore(restored.engine, tmp_path / "old.engram") == 2
+
+    assert _get(restored, kept)["ok"] is True
+    assert _get(restored, gone)["error"]["code"] == "NOT_FOUND"
