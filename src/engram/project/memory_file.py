@@ -109,8 +109,14 @@ class Memory:
 
     @property
     def passage(self) -> str:
-        """What the semantic channel embeds: the title, then the body."""
-        return f"{self.title}\n\n{self.body}"
+        """What the semantic channel embeds: the title, then the body's text without its
+        Markdown frame (headings, bullet marks), which says nothing of the meaning."""
+        lines = [
+            line.strip().removeprefix("- ").removeprefix("* ")
+            for line in self.body.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+        return "\n".join([self.title, *lines])
 
     @property
     def lifecycle(self) -> str:
