@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from engram.crypto.keyfiles import load_keyring
-from engram.crypto.ledger import LEDGER_NAME
 from engram.memory.backup import backup, prepare_restore, read_backup, restore
 from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
@@ -85,6 +84,8 @@ def test_a_record_forgotten_after_a_backup_stays_forgotten_when_it_is_restored(
 
 
 def test_the_ledger_is_private_and_holds_ids_only(memory: Memory) -> None:
+    from engram.crypto.ledger import LEDGER_NAME
+
     gone = memory.admit("A secret-free fact to forget.", "ledger-record")
     candidate = memory.capture("A draft to withdraw.", "ledger-draft.capture-01")
     _forget(memory, gone)
@@ -111,6 +112,8 @@ def test_the_ledger_is_private_and_holds_ids_only(memory: Memory) -> None:
 
 
 def test_a_replayed_forget_is_recorded_once(memory: Memory) -> None:
+    from engram.crypto.ledger import LEDGER_NAME
+
     gone = memory.admit("Forgotten once.", "once-record")
     _forget(memory, gone)
     _forget(memory, gone)  # the agent's retry: a replay
@@ -122,6 +125,8 @@ def test_a_replayed_forget_is_recorded_once(memory: Memory) -> None:
 def test_an_old_backup_file_cannot_open_a_record_forgotten_after_it(
     memory: Memory, tmp_path: Path
 ) -> None:
+    from engram.crypto.ledger import LEDGER_NAME
+
     gone = memory.admit("Ada's phone number is 555 0100.", "phone-record")
     kept = memory.admit("Deploys are on Tuesdays.", "tuesday-record")
     backup(memory.engine, tmp_path / "before.engram")
@@ -165,6 +170,8 @@ def test_keys_restored_from_a_copy_older_than_the_forget_bring_the_record_back(
 def test_a_forget_whose_ledger_line_was_lost_gets_it_at_the_agents_retry(
     memory: Memory,
 ) -> None:
+    from engram.crypto.ledger import LEDGER_NAME
+
     gone = memory.admit("Forget me, twice asked.", "retry-record")
     _forget(memory, gone)
     ledger = memory.engine.vault.keys.directory / LEDGER_NAME

@@ -19,7 +19,6 @@ from engram.canonical import canonical_bytes
 from engram.errors import TrustedContextUnavailable
 from engram.host.profile import load_profile
 from engram.memory.engine import MemoryEngine
-from engram.memory.settings import MAX_RECORD_BYTES, HostPolicy
 from engram.store.sqlite.memory_store import SqliteMemoryStore
 from engram.testing import PURPOSE, Clock, binding, capture_args
 from tests.memory.conftest import Memory, open_memory
@@ -73,6 +72,8 @@ def test_a_record_larger_than_the_ceiling_is_rejected_at_admission(
 def test_a_record_just_under_the_ceiling_is_admitted_and_fifty_fit_one_response(
     tmp_path: Path, clock: Clock
 ) -> None:
+    from engram.memory.settings import MAX_RECORD_BYTES
+
     memory = open_memory(tmp_path, clock)
     # The body around the text is a few hundred bytes: fill up to the ceiling.
     probe = capture_args(text="", key="probe-key-000001")
@@ -92,6 +93,8 @@ def test_a_record_just_under_the_ceiling_is_admitted_and_fifty_fit_one_response(
 def test_a_record_admitted_before_the_ceiling_is_left_out_and_counted(
     tmp_path: Path, clock: Clock
 ) -> None:
+    from engram.memory.settings import HostPolicy
+
     old = open_memory(tmp_path, clock, HostPolicy(max_record_bytes=2_000_000))
     legacy = _admission(old, "refunds " + "z" * 900_000, "legacy", ATTACKER)
     assert legacy["status"] == "accepted"
@@ -143,6 +146,7 @@ def test_a_profile_ceiling_out_of_bounds_is_refused(tmp_path: Path, value: str) 
 
 def test_an_embedding_host_keeps_the_ceiling_it_chose(tmp_path: Path, clock: Clock) -> None:
     from engram.crypto.keyfiles import create_keyring
+    from engram.memory.settings import HostPolicy
 
     engine = MemoryEngine(
         SqliteMemoryStore(tmp_path / "m.db"),
@@ -159,6 +163,8 @@ def test_an_embedding_host_keeps_the_ceiling_it_chose(tmp_path: Path, clock: Clo
 def test_records_admitted_before_the_ceiling_cannot_add_up_to_result_too_large(
     tmp_path: Path, clock: Clock
 ) -> None:
+    from engram.memory.settings import HostPolicy
+
     old = open_memory(tmp_path, clock, HostPolicy(max_record_bytes=2_000_000))
     for index in range(20):
         legacy = _admission(old, f"bulky {index} " + "y" * 60_000, f"bulk{index:03d}", ATTACKER)

@@ -22,7 +22,6 @@ import pytest
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_memory
 from engram.memory.gate import Operation
-from engram.safety.display import displayable, escaped
 from engram.testing import ENGRAM, PURPOSE, capture_args
 
 #: What an agent would write to rewrite a terminal line or reorder a dialog's text.
@@ -123,6 +122,8 @@ def test_the_same_field_with_plain_text_passes_the_schema(
 
 
 def test_the_dialog_is_shown_the_agents_reason_escaped() -> None:
+    from engram.safety.display import displayable
+
     operation = Operation("forget", "mem_aaaa", "reason:\x1b[2K\r\u202ewithdraw", "sha256:0")
 
     shown = operation.display()
@@ -137,6 +138,8 @@ def test_the_dialog_is_shown_the_agents_reason_escaped() -> None:
 
 @pytest.mark.parametrize("hostile", HOSTILE.values(), ids=HOSTILE.keys())
 def test_escaping_shows_every_hostile_character_and_is_idempotent(hostile: str) -> None:
+    from engram.safety.display import displayable, escaped
+
     shown = escaped(hostile)
 
     assert displayable(shown)

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engram.canonical import b64url, unb64url
 from engram.cli.main import cli
 from engram.errors import StalePage
 from engram.host.profile import load_profile
@@ -121,6 +120,8 @@ def test_a_page_cursor_opens_only_in_its_canonical_encoding(variant: object) -> 
 
 
 def test_base64url_round_trips() -> None:
+    from engram.canonical import b64url, unb64url
+
     for size in range(1, 40):
         data = bytes(range(size))
         assert unb64url(b64url(data)) == data
@@ -128,5 +129,7 @@ def test_base64url_round_trips() -> None:
 
 @pytest.mark.parametrize("bad", ["", "A", "AB=", "A=B", "QR", "é", "AAAA====", "AA AA", "AA+/"])
 def test_base64url_refuses_every_other_spelling(bad: str) -> None:
+    from engram.canonical import unb64url
+
     with pytest.raises(ValueError, match="base64url"):
         unb64url(bad)

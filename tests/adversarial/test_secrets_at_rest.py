@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from engram.cli.main import cli
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_memory
-from engram.memory.idempotency import stored_key
 from engram.testing import PURPOSE, capture_args
 from tests.safety.samples import ALNUM, aws_access_key_id, fake, github_token
 
@@ -80,6 +79,8 @@ def test_credentials_an_agent_sends_never_reach_the_disk_in_clear(tmp_path: Path
 def test_keys_an_older_engram_stored_in_clear_still_replay_and_are_hashed_on_open(
     tmp_path: Path,
 ) -> None:
+    from engram.memory.idempotency import stored_key
+
     profile = _init(tmp_path / "host")
     memory = open_memory(profile, sweep=False, semantic=False)
     key = f"legacy {AWS} key"
