@@ -32,6 +32,35 @@ def clock() -> Clock:
     return Clock()
 
 
+class _AcceptAll:
+    """The admission policy of a host that admits whatever resolves (the secret scan of
+    megabytes of filler only costs these tests time)."""
+
+    policy_id = "test.accept-all/v1"
+
+    def decide(self, record: dict[str, Any], now_ms: int) -> Any:
+        from engram.memory.admission import Decision
+
+        return Decision(True, self.policy_id, now_ms)
+
+
+def _older_engram(tmp_path: Path, clock: Clock, ceiling: int = 2_000_000) -> Memory:
+    """The store as an engram without the record ceiling left it (or, with ``ceiling``,
+    one with that ceiling), admitting whatever resolves."""
+    from engram.crypto.keyfiles import create_keyring
+    from engram.memory.settings import HostPolicy
+
+    path = tmp_path / "memory.db"
+    engine = MemoryEngine(
+        SqliteMemoryStore(path),
+        create_keyring(tmp_path / "memory.db.keys"),
+        HostPolicy(max_record_bytes=ceiling),
+        _AcceptAll(),
+        clock=clock,
+    )
+    return Memory(engine, clock, path)
+
+
 def _search(memory: Memory, query: str, who: Any, **extra: Any) -> dict[str, Any]:
     return memory.call("search", {"query": query, "purpose_ref": PURPOSE, **extra}, who)
 
@@ -74,7 +103,7 @@ def test_a_record_just_under_the_ceiling_is_admitted_and_fifty_fit_one_response(
 ) -> None:
     from engram.memory.settings import MAX_RECORD_BYTES
 
-    memory = open_memory(tmp_path, clock)
+    memory = _older_engram(tmp_path, clock, MAX_RECORD_BYTES)  # today's ceiling
     # The body around the text is a few hundred bytes: fill up to the ceiling.
     probe = capture_args(text="", key="probe-key-000001")
     frame = len(canonical_bytes(probe["payload"])) + len(canonical_bytes(probe["evidence"])) + 600
@@ -93,9 +122,8 @@ def test_a_record_just_under_the_ceiling_is_admitted_and_fifty_fit_one_response(
 def test_a_record_admitted_before_the_ceiling_is_left_out_and_counted(
     tmp_path: Path, clock: Clock
 ) -> None:
-    from engram.memory.settings import HostPolicy
 
-    old = open_memory(tmp_path, clock, HostPolicy(max_record_bytes=2_000_000))
+    old = _older_engram(tmp_path, clock)
     legacy = _admission(old, "refunds " + "z" * 900_000, "legacy", ATTACKER)
     assert legacy["status"] == "accepted"
     huge = legacy["record_id"]
@@ -163,9 +191,8 @@ def test_an_embedding_host_keeps_the_ceiling_it_chose(tmp_path: Path, clock: Clo
 def test_records_admitted_before_the_ceiling_cannot_add_up_to_result_too_large(
     tmp_path: Path, clock: Clock
 ) -> None:
-    from engram.memory.settings import HostPolicy
 
-    old = open_memory(tmp_path, clock, HostPolicy(max_record_bytes=2_000_000))
+    old = _older_engram(tmp_path, clock)
     for index in range(20):
         legacy = _admission(old, f"bulky {index} " + "y" * 60_000, f"bulk{index:03d}", ATTACKER)
         assert legacy["status"] == "accepted"
