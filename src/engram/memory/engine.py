@@ -257,7 +257,9 @@ class MemoryEngine:
             if tool == "forget":  # every backup's copy of the record becomes unreadable
                 self.escrow.destroy(target)
         except OSError as error:
-            log.warning("the shred ledger could not be written (%s)", type(error).__name__)
+            log.warning(
+                "the shred ledger or escrow could not be written (%s)", type(error).__name__
+            )
 
     @staticmethod
     def _check_revoked(reader: MemoryReader, binding: Binding) -> None:
