@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from engram.canonical import canonical_bytes, digest, digest_bytes
 from engram.crypto.escrow import EscrowKeys
@@ -275,25 +275,8 @@ class MemoryEngine:
         now: int,
         question: Any = None,
     ) -> dict[str, Any]:
-        if tool == "search":
-            ranking = (
-                self.semantic.ranking(reader, binding.scope, question)
-                if self.semantic is not None
-                else None
-            )
-            return recall.search(
-                reader,
-                self.vault,
-                self.cursors,
-                binding,
-                arguments,
-                now,
-                ranking,
-                self.policy.max_record_bytes,
-            )
-        return recall.get(
-            reader, self.vault, binding, arguments, now, self._authorization(tool, binding, now)
-        )
+        """A read's body (:data:`_READS`)."""
+        return _READS[tool](self, reader, binding, arguments, now, question)
 
     def _mutate(
         self,
@@ -304,28 +287,27 @@ class MemoryEngine:
         gate: Gate | None,
         intent: str,
     ) -> dict[str, Any]:
-        now = self.clock()
-        if tool == "capture":
-            return capture.capture(
-                tx, self.vault, self.policy, binding, arguments, now, gate, intent
-            )
-        if tool == "request_admission":
-            return admission.request_admission(
-                tx,
-                self.vault,
-                self.admission_policy,
-                binding,
-                arguments,
-                now,
-                gate,
-                intent,
-                self.policy.max_record_bytes,
-            )
-        if gate is None:
-            raise GateFailed("withdraw and forget are always gated")
-        if tool == "withdraw":
-            return withdrawal.withdraw(tx, self.vault, binding, arguments, now, gate, intent)
-        return withdrawal.forget(tx, self.vault, binding, arguments, now, gate, intent)
+        """A mutation's body (:data:`_MUTATIONS`), inside ``tx``."""
+        return _MUTATIONS[tool](self, tx, binding, arguments, self.clock(), gate, intent)
+
+    def _search(
+        self, reader: Any, binding: Binding, arguments: dict[str, Any], now: int, question: Any
+    ) -> dict[str, Any]:
+        ranking = (
+            self.semantic.ranking(reader, binding.scope, question)
+            if self.semantic is not None
+            else None
+        )
+        return recall.search(
+            reader,
+            self.vault,
+            self.cursors,
+            binding,
+            arguments,
+            now,
+            ranking,
+            self.policy.max_record_bytes,
+        )
 
     # --- the confirmation gate -----------------------------------------------------
 
@@ -510,6 +492,48 @@ class MemoryEngine:
             # The store is unavailable: the caller still gets its envelope, with the
             # code that says so.
             log.warning("audit entry %s could not be written", audit_id)
+
+
+def _always_gated(gate: Gate | None) -> Gate:
+    if gate is None:
+        raise GateFailed("withdraw and forget are always gated")
+    return gate
+
+
+#: The body of each read: ``(engine, reader, binding, arguments, now, question)``.
+_READS: Final[dict[str, Callable[..., dict[str, Any]]]] = {
+    "search": lambda engine, reader, binding, arguments, now, question: engine._search(
+        reader, binding, arguments, now, question
+    ),
+    "get": lambda engine, reader, binding, arguments, now, question: recall.get(
+        reader, engine.vault, binding, arguments, now, engine._authorization("get", binding, now)
+    ),
+}
+#: The body of each mutation: ``(engine, tx, binding, arguments, now, gate, intent)``.
+_MUTATIONS: Final[dict[str, Callable[..., dict[str, Any]]]] = {
+    "capture": lambda engine, tx, binding, arguments, now, gate, intent: capture.capture(
+        tx, engine.vault, engine.policy, binding, arguments, now, gate, intent
+    ),
+    "request_admission": lambda engine, tx, binding, arguments, now, gate, intent: (
+        admission.request_admission(
+            tx,
+            engine.vault,
+            engine.admission_policy,
+            binding,
+            arguments,
+            now,
+            gate,
+            intent,
+            engine.policy.max_record_bytes,
+        )
+    ),
+    "withdraw": lambda engine, tx, binding, arguments, now, gate, intent: withdrawal.withdraw(
+        tx, engine.vault, binding, arguments, now, _always_gated(gate), intent
+    ),
+    "forget": lambda engine, tx, binding, arguments, now, gate, intent: withdrawal.forget(
+        tx, engine.vault, binding, arguments, now, _always_gated(gate), intent
+    ),
+}
 
 
 class _ConsumingGate:
