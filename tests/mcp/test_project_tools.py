@@ -932,3 +932,52 @@ def test_hook_outside_a_project_prints_empty_context_and_a_note_on_stderr(
     assert status == 0
     assert _context(host, stdout) == ""
     assert stderr.startswith("engram hook: ")
+
+
+#: What hosts refuse at the top of a tool's input schema: Claude Code drops the tool
+#: ("its input schema uses top-level anyOf"), as the Anthropic API refuses it.
+TOP_LEVEL_REFUSED = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else")
+
+
+def test_no_tool_of_either_face_has_a_top_level_combinator(
+    project: Project, tmp_path: Path
+) -> None:
+    from engram.testing import host_profile
+
+    profile = host_profile(tmp_path / "host")
+    server = project.start("--host-profile", str(profile))
+    tools = _tools(server)
+
+    assert len(tools) == 17  # eleven project tools and the six governed ones
+    refused = {
+        name: sorted(set(tool["inputSchema"]) & set(TOP_LEVEL_REFUSED))
+        for name, tool in tools.items()
+    }
+    assert refused == {name: [] for name in tools}
+    assert all(tool["inputSchema"]["type"] == "object" for tool in tools.values())
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("engram_route", {}, "arguments: give 'query' or 'task'"),
+        ("engram_set_role", {}, "arguments: give 'role' or 'roles'"),
+    ],
+)
+def test_a_call_missing_both_alternatives_names_them(
+    project: Project, name: str, arguments: dict[str, Any], message: str
+) -> None:
+    error = _failed(call(project.start(), name, arguments))
+
+    assert error["code"] == "INVALID_ARGUMENTS"
+    assert error["message"] == message
+
+
+def test_route_takes_task_as_well_as_query(project: Project) -> None:
+    _seed_deploy_memories(project)
+    server = project.start()
+
+    by_task = data_of(call(server, "engram_route", {"task": "deploy"}))["entries"]
+
+    assert by_task == data_of(call(server, "engram_route", {"query": "deploy"}))["entries"]
+    assert by_task != []

@@ -24,8 +24,23 @@ def _validator(schema_json: str) -> Any:
     checker = Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
     )
-    cls = validators.extend(Draft202012Validator, type_checker=checker)
+    cls = validators.extend(
+        Draft202012Validator,
+        {"x-engram-oneRequired": _one_required},
+        type_checker=checker,
+    )
     return cls(json.loads(schema_json))
+
+
+def _one_required(validator: Any, names: Any, instance: Any, schema: Any) -> Any:
+    """At least one of ``names`` is given (a top-level ``anyOf`` of ``required`` would say
+    the same, but hosts refuse a tool whose schema has one)."""
+    from jsonschema.exceptions import ValidationError
+
+    if isinstance(instance, dict) and not any(name in instance for name in names):
+        yield ValidationError(
+            f"give {' or '.join(repr(name) for name in names)}", validator="x-engram-oneRequired"
+        )
 
 
 _RULES = {
@@ -45,7 +60,7 @@ def _describe(error: Any) -> str:
     # Never echo the value itself: it may be long, or hold what should not be repeated.
     if error.validator in _RULES:
         return _RULES[error.validator].format(json.dumps(error.validator_value))
-    if error.validator in ("required", "additionalProperties"):
+    if error.validator in ("required", "additionalProperties", "x-engram-oneRequired"):
         return str(error.message)
     return f"does not satisfy {error.validator}"
 

@@ -2,6 +2,11 @@
 
 Published in ``tools/list`` and enforced with the same ``jsonschema`` validator as
 the governed tools. Kept as plain data so that listing tools imports nothing heavy.
+
+No schema has a combinator at its top level (``anyOf``, ``oneOf``, ``allOf``, ``not``,
+``if``): Claude Code drops such a tool (the Anthropic API refuses it). "One of these
+arguments is required" is engram's own keyword, ``x-engram-oneRequired``, which a host
+ignores and :mod:`engram.mcp.arguments` enforces.
 """
 
 from __future__ import annotations
@@ -28,17 +33,20 @@ _ROLE: Final = {
 
 
 def _closed(
-    properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any
+    properties: dict[str, Any],
+    required: tuple[str, ...] = (),
+    one_required: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "$schema": _DIALECT,
         "type": "object",
         "properties": properties,
         "additionalProperties": False,
-        **extra,
     }
     if required:
         schema["required"] = list(required)
+    if one_required:
+        schema["x-engram-oneRequired"] = list(one_required)
     return schema
 
 
@@ -62,8 +70,8 @@ INPUT: Final[dict[str, dict[str, Any]]] = {
         }
     ),
     "engram_route": _closed(
-        {"query": _QUERY, "task": _QUERY},
-        anyOf=[{"required": ["query"]}, {"required": ["task"]}],
+        {"query": _QUERY, "task": {**_QUERY, "description": "The same as query."}},
+        one_required=("query", "task"),
     ),
     "engram_search": _closed(
         {"query": _QUERY, "limit": {"type": "integer", "minimum": 1, "maximum": 50}}, ("query",)
@@ -115,7 +123,7 @@ INPUT: Final[dict[str, dict[str, Any]]] = {
                 "items": {"type": "string", "minLength": 1, "maxLength": 64},
             },
         },
-        anyOf=[{"required": ["role"]}, {"required": ["roles"]}],
+        one_required=("role", "roles"),
     ),
     "engram_set_rule_variant": _closed(
         {"variant": {"enum": ["off", "light", "balanced", "strict", "status"]}}, ("variant",)
