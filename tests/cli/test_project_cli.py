@@ -448,3 +448,39 @@ def test_set_role_and_set_rule_variant_update_the_configuration(initialised: Pat
     config = json.loads((initialised / BASE / "config.json").read_text())
     assert (config["roles"], config["rule_variant"]) == (["backend", "frontend"], "strict")
     assert engram("set-rule-variant", "loud").exit_code == 2
+
+
+# --- ids never collide ------------------------------------------------------------------
+
+SHARED_START = "When the billing service retries a charge it waits for the ledger to"
+
+
+def test_two_long_texts_that_begin_alike_are_two_memories(initialised: Path) -> None:
+    first = f"{SHARED_START} confirm the previous attempt before it sends anything"
+    second = f"{SHARED_START} flush, and it never retries more than three times"
+    assert first[:70] != second[:70]
+    assert first[:58] == second[:58]
+
+    assert save(f"TYPE: knowledge | TEXT: {first}", "-f").exit_code == 0
+    result = save(f"TYPE: knowledge | TEXT: {second}", "-f")
+
+    assert result.exit_code == 0, result.output
+    files = md_files(initialised)
+    assert len(files) == 2
+    texts = [(initialised / BASE / name).read_text() for name in files]
+    assert any("previous attempt" in text for text in texts)  # the first fact is still there
+    assert any("three times" in text for text in texts)
+
+
+def test_another_title_whose_id_is_taken_is_refused_with_what_to_do(initialised: Path) -> None:
+    assert save("TYPE: rule | TEXT: Deploy to the cafe server", "-f").exit_code == 0
+
+    refused = save("TYPE: rule | TEXT: Deploy to the café server", "-f")  # the same slug
+
+    assert refused.exit_code != 0
+    assert (
+        "its id 'deploy-to-the-cafe-server' belongs to another memory ('Deploy to the cafe"
+        " server'): write 'UPDATE: deploy-to-the-cafe-server' to change that memory, or"
+        " reword the first line"
+    ) in " ".join(refused.output.split())
+    assert md_files(initialised) == ["rules/deploy-to-the-cafe-server.md"]

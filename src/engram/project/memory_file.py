@@ -2,7 +2,9 @@
 
 A memory's id is the slug of its title; its file is ``<type folder>/<id>.md``. The
 title of new text is the text without final punctuation, capitalised, when it has at
-most 70 characters, otherwise a type prefix and its first 58 characters. Older
+most 70 characters, otherwise a type prefix and its first 58 characters; such a cut
+title is shared by every text that begins alike, so its id also carries eight hex digits
+of the whole text's digest (two different memories never share an id by their title). Older
 schema versions lack fields v3 requires; they are read with the defaults v3 would
 have written, and written back as v3 when engram next changes them.
 """
@@ -10,6 +12,7 @@ have written, and written back as v3 when engram next changes them.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -275,7 +278,17 @@ def new_memory(
     if origin:
         body += f"\n\n## Origin\n- {origin.strip()}"
     merged = {**_defaults(memory_type), **(fields or {}), "scope": scope}
-    return Memory(slugify(chosen), memory_type, scope, chosen, body + "\n", merged)
+    memory_id = slugify(chosen)
+    if title is None and _cut(text):
+        whole = " ".join(text.split()).encode("utf-8")
+        memory_id = f"{memory_id[:71].rstrip('-')}-{hashlib.sha256(whole).hexdigest()[:8]}"
+    return Memory(memory_id, memory_type, scope, chosen, body + "\n", merged)
+
+
+def _cut(text: str) -> bool:
+    """Whether :func:`title_for` shortens this text (its title is not the whole text)."""
+    first = re.sub(r"[.!?;:,]+$", "", " ".join(text.strip().split()))
+    return len(first) > 70
 
 
 __all__ += ["new_memory"]

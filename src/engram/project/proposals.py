@@ -199,6 +199,10 @@ def refuse_secrets(candidates: list[Candidate]) -> None:
             )
 
 
+def _same_title(one: str, other: str) -> bool:
+    return " ".join(one.casefold().split()) == " ".join(other.casefold().split())
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
@@ -236,9 +240,17 @@ def verdict_for(
             and normalized(_content(memories[memory_id])) == text
         ):
             return Verdict("NOOP", memory_id)
-    own_id = candidate.memory().id
-    if own_id in memories and memories[own_id].tier != "working":
-        return Verdict("UPDATE", own_id)
+    own = candidate.memory()
+    taken = memories.get(own.id)
+    if taken is not None and taken.tier != "working":
+        # An id is the slug of a title: only the same title (case and spacing aside)
+        # updates in place; another title that slugs alike must not replace it.
+        if _same_title(taken.title, own.title):
+            return Verdict("UPDATE", own.id)
+        raise CandidateError(
+            f"its id {own.id!r} belongs to another memory ({taken.title!r}): write"
+            f" 'UPDATE: {own.id}' to change that memory, or reword the first line"
+        )
     words = _words(candidate.text)
     for memory_id in related:
         other = memories.get(memory_id)
