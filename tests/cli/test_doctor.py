@@ -425,3 +425,30 @@ def test_no_doctor_output_shows_a_secret_from_a_host_entry(
     )
     assert "PASS  host.entry [codex" in text.output
     assert "runs env API_TOKEN=… /nowhere/engram-mcp --root /data" in text.output
+
+
+def test_the_real_command_exits_1_on_a_failure_and_with_strict_on_a_warning(
+    home: Path, workspace: Path
+) -> None:
+    """Out of click's standalone mode, a command's exit status was returned, not raised,
+    and the `engram` command exited 0 whatever doctor found."""
+    env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin", "ENGRAM_SEMANTIC": "off"}
+
+    def doctor(*flags: str) -> int:
+        done = subprocess.run(
+            [str(SCRIPTS / "engram"), "doctor", *flags],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        return done.returncode
+
+    assert doctor() == 0  # nothing linked: a warning only
+    assert doctor("--strict") == 1
+    (workspace / ".agents" / ".engram" / "rules").mkdir(parents=True, exist_ok=True)
+    broken = workspace / ".agents" / ".engram" / "rules" / "broken.md"
+    broken.write_text("---\nid: Not A Slug\ntype: rule\n---\n# Broken\n", encoding="utf-8")
+    assert doctor() == 1

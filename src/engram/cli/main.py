@@ -81,7 +81,9 @@ _register()
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI; the one place the command line turns errors into exit codes."""
     try:
-        cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+        # Out of standalone mode, click returns the code of a command's ``Exit`` (doctor's
+        # 1 on a failed check) rather than raising it.
+        status = cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as error:
@@ -93,4 +95,4 @@ def main(argv: Sequence[str] | None = None) -> None:
     except Exception as error:
         click.echo(f"engram: internal error ({type(error).__name__})", err=True)
         sys.exit(EXIT_INTERNAL)
-    sys.exit(0)
+    sys.exit(status if isinstance(status, int) else 0)
