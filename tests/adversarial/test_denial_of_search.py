@@ -21,6 +21,7 @@ from engram.host.profile import load_profile
 from engram.memory.engine import MemoryEngine
 from engram.store.sqlite.memory_store import SqliteMemoryStore
 from engram.testing import PURPOSE, Clock, binding, capture_args
+from tests.adversarial.conftest import host_init
 from tests.memory.conftest import Memory, open_memory
 
 ATTACKER = binding(principal="mallory")
@@ -44,9 +45,9 @@ class _AcceptAll:
         return Decision(True, self.policy_id, now_ms)
 
 
-def _older_engram(tmp_path: Path, clock: Clock, ceiling: int = 2_000_000) -> Memory:
-    """The store as an engram without the record ceiling left it (or, with ``ceiling``,
-    one with that ceiling), admitting whatever resolves."""
+def _engine(tmp_path: Path, clock: Clock, ceiling: int = 2_000_000) -> Memory:
+    """An engine admitting whatever resolves, with this record ceiling (by default one
+    far above today's: the store as an engram from before the ceiling left it)."""
     from engram.crypto.keyfiles import create_keyring
     from engram.memory.settings import HostPolicy
 
@@ -103,7 +104,7 @@ def test_a_record_just_under_the_ceiling_is_admitted_and_fifty_fit_one_response(
 ) -> None:
     from engram.memory.settings import MAX_RECORD_BYTES
 
-    memory = _older_engram(tmp_path, clock, MAX_RECORD_BYTES)  # today's ceiling
+    memory = _engine(tmp_path, clock, MAX_RECORD_BYTES)  # today's ceiling
     # The body around the text is a few hundred bytes: fill up to the ceiling.
     probe = capture_args(text="", key="probe-key-000001")
     frame = len(canonical_bytes(probe["payload"])) + len(canonical_bytes(probe["evidence"])) + 600
@@ -123,7 +124,7 @@ def test_a_record_admitted_before_the_ceiling_is_left_out_and_counted(
     tmp_path: Path, clock: Clock
 ) -> None:
 
-    old = _older_engram(tmp_path, clock)
+    old = _engine(tmp_path, clock)
     legacy = _admission(old, "refunds " + "z" * 900_000, "legacy", ATTACKER)
     assert legacy["status"] == "accepted"
     huge = legacy["record_id"]
@@ -155,13 +156,7 @@ def test_a_caller_who_lowers_max_packet_bytes_below_an_admissible_record_is_told
 
 @pytest.mark.parametrize("value", ["1023", "16385", "0", '"16384"', "true"])
 def test_a_profile_ceiling_out_of_bounds_is_refused(tmp_path: Path, value: str) -> None:
-    from click.testing import CliRunner
-
-    from engram.cli.main import cli
-
-    arguments = ["host", "init", str(tmp_path / "h"), "--tenant", "t", "--workspace", "w"]
-    arguments += ["--principal", "p", "--purpose", PURPOSE]
-    profile = Path(CliRunner().invoke(cli, arguments).stdout.strip())
+    profile = host_init(tmp_path / "h")
     text = profile.read_text(encoding="utf-8")
     assert "max_record_bytes = 16384" in text
     profile.write_text(
@@ -192,7 +187,7 @@ def test_records_admitted_before_the_ceiling_cannot_add_up_to_result_too_large(
     tmp_path: Path, clock: Clock
 ) -> None:
 
-    old = _older_engram(tmp_path, clock)
+    old = _engine(tmp_path, clock)
     for index in range(20):
         legacy = _admission(old, f"bulky {index} " + "y" * 60_000, f"bulk{index:03d}", ATTACKER)
         assert legacy["status"] == "accepted"

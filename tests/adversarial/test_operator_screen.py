@@ -23,6 +23,7 @@ from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_memory
 from engram.memory.gate import Operation
 from engram.testing import ENGRAM, PURPOSE, capture_args
+from tests.adversarial.conftest import host_init
 
 #: What an agent would write to rewrite a terminal line or reorder a dialog's text.
 HOSTILE = {
@@ -42,21 +43,9 @@ HOSTILE = {
 }
 
 
-def _init(directory: Path) -> Path:
-    from click.testing import CliRunner
-
-    from engram.cli.main import cli
-
-    arguments = ["host", "init", str(directory), "--tenant", "acme", "--workspace", "w"]
-    arguments += ["--principal", "agent-a", "--purpose", PURPOSE, "--grant", "all"]
-    result = CliRunner().invoke(cli, arguments)
-    assert result.exit_code == 0, result.output
-    return Path(result.stdout.strip())
-
-
 @pytest.fixture
 def profile(tmp_path: Path) -> Path:
-    return _init(tmp_path / "host")
+    return host_init(tmp_path / "host")
 
 
 def _call(profile: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

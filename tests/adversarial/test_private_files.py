@@ -18,7 +18,8 @@ from engram.errors import StalePage
 from engram.host.profile import load_profile
 from engram.host.runtime import open_memory
 from engram.memory.recall import PageCursors
-from engram.testing import PURPOSE, capture_args
+from engram.testing import capture_args
+from tests.adversarial.conftest import host_init
 
 
 @pytest.fixture
@@ -43,8 +44,7 @@ def _host(*arguments: str) -> str:
 
 @pytest.mark.usefixtures("loose_umask")
 def test_every_file_of_a_new_store_is_private_under_a_loose_umask(tmp_path: Path) -> None:
-    arguments = ["--tenant", "t", "--workspace", "w", "--principal", "p", "--purpose", PURPOSE]
-    profile = Path(_host("init", str(tmp_path / "host"), *arguments, "--grant", "all").strip())
+    profile = host_init(tmp_path / "host")
     loaded = load_profile(profile)
     memory = open_memory(profile, sweep=False, semantic=False)
     try:
@@ -70,8 +70,7 @@ def test_every_file_of_a_new_store_is_private_under_a_loose_umask(tmp_path: Path
 def test_doctor_warns_about_a_store_others_can_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    arguments = ["--tenant", "t", "--workspace", "w", "--principal", "p", "--purpose", PURPOSE]
-    profile = Path(_host("init", str(tmp_path / "host"), *arguments, "--grant", "all").strip())
+    profile = host_init(tmp_path / "host")
     store = load_profile(profile).store
     os.chmod(store, 0o644)
     monkeypatch.setenv("ENGRAM_HOST_PROFILE", str(profile))

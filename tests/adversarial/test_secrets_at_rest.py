@@ -16,19 +16,12 @@ from engram.cli.main import cli
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_memory
 from engram.testing import PURPOSE, capture_args
+from tests.adversarial.conftest import host_init
 from tests.safety.samples import ALNUM, aws_access_key_id, fake, github_token
 
 GITHUB = github_token(seed=11)
 AWS = aws_access_key_id(seed=11)
 STRIPE = "sk_live_" + fake(ALNUM, 28, 11)
-
-
-def _init(directory: Path) -> Path:
-    arguments = ["host", "init", str(directory), "--tenant", "t", "--workspace", "w"]
-    arguments += ["--principal", "p", "--purpose", PURPOSE, "--grant", "all"]
-    result = CliRunner().invoke(cli, arguments)
-    assert result.exit_code == 0, result.output
-    return Path(result.stdout.strip())
 
 
 def _every_byte(*roots: Path) -> bytes:
@@ -38,7 +31,7 @@ def _every_byte(*roots: Path) -> bytes:
 
 
 def test_credentials_an_agent_sends_never_reach_the_disk_in_clear(tmp_path: Path) -> None:
-    profile = _init(tmp_path / "host")
+    profile = host_init(tmp_path / "host")
     memory = open_memory(profile, sweep=False, semantic=False)
     outcomes: dict[str, Any] = {}
     try:
@@ -67,7 +60,11 @@ def test_credentials_an_agent_sends_never_reach_the_disk_in_clear(tmp_path: Path
     finally:
         memory.close()
     backup = tmp_path / "backup.engram"
-    assert CliRunner().invoke(cli, ["host", "backup", str(backup), "--host-profile", str(profile)])
+    backed_up = CliRunner().invoke(
+        cli, ["host", "backup", str(backup), "--host-profile", str(profile)]
+    )
+    assert backed_up.exit_code == 0, backed_up.output
+    assert backup.is_file()
 
     assert outcomes["admission"]["output"]["value"]["outcome"]["status"] == "rejected"
     assert outcomes["withdraw"]["error"]["code"] == "INVALID_SCHEMA"
@@ -81,7 +78,7 @@ def test_keys_an_older_engram_stored_in_clear_still_replay_and_are_hashed_on_ope
 ) -> None:
     from engram.memory.idempotency import stored_key
 
-    profile = _init(tmp_path / "host")
+    profile = host_init(tmp_path / "host")
     memory = open_memory(profile, sweep=False, semantic=False)
     key = f"legacy {AWS} key"
     first = memory.call("capture", capture_args(text="A legacy fact.", key=key))
@@ -103,14 +100,14 @@ def test_keys_an_older_engram_stored_in_clear_still_replay_and_are_hashed_on_ope
     with sqlite3.connect(loaded.store) as db:
         rows = db.execute("SELECT key, hashed FROM idempotency").fetchall()
     assert rows == [(hashed, 1)]
-    assert binding_of(loaded).principal == "p"
+    assert binding_of(loaded).principal == "agent-a"
 
 
 @pytest.mark.parametrize(
     "reason", [f"reason {GITHUB}", f"token={STRIPE}", f"aws {AWS[:8]} {AWS[8:]}"]
 )
 def test_a_reason_holding_a_credential_is_refused(tmp_path: Path, reason: str) -> None:
-    memory = open_memory(_init(tmp_path / "host"), sweep=False, semantic=False)
+    memory = open_memory(host_init(tmp_path / "host"), sweep=False, semantic=False)
     try:
         envelope = memory.call(
             "forget",

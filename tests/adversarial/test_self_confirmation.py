@@ -31,6 +31,7 @@ from engram.testing import (
     tool_request,
     value,
 )
+from tests.adversarial.conftest import host_init
 
 ACCEPT = {"action": "accept", "content": {"approve": True}}
 
@@ -180,9 +181,7 @@ def test_with_both_an_operator_approval_alone_runs_nothing(
 def test_init_stores_the_channel_and_doctor_names_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, via: str
 ) -> None:
-    arguments = ["host", "init", str(tmp_path / "h"), "--tenant", "t", "--workspace", "w"]
-    arguments += ["--principal", "p", "--purpose", "purpose:x", "--confirm-via", via]
-    profile = Path(CliRunner().invoke(cli, arguments).stdout.strip())
+    profile = host_init(tmp_path / "h", "--confirm-via", via)
     assert f'via = "{via}"' in profile.read_text(encoding="utf-8")
     monkeypatch.setenv("ENGRAM_HOST_PROFILE", str(profile))
     monkeypatch.chdir(tmp_path)
