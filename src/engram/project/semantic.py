@@ -71,7 +71,8 @@ class ProjectVectors:
                 self._start()
                 return None
             self.build(embedder)
-        vectors = self._vectors(embedder, version)
+            embedded = memories  # each memory has its vector now
+        vectors = self._vectors(embedder, (version, embedded))
         close = vectors.nearest(embedder.query(query), FUSION_DEPTH)
         return embedder.model, [memory_id for memory_id, _ in close]
 
@@ -106,9 +107,10 @@ class ProjectVectors:
         if self._thread is not None:
             self._thread.join()
 
-    def _vectors(self, embedder: Embedder, version: int) -> VectorSet[str]:
+    def _vectors(self, embedder: Embedder, key: tuple[int, int]) -> VectorSet[str]:
+        """The index's vectors, loaded again when ``key`` (the catalog's version and the
+        number of vectors) changes."""
         with self._lock:
-            key = (version, self.index.vector_counts(embedder.model)[1])
             if self._loaded is None or self._loaded[0] != key:
                 rows = self.index.vectors(embedder.model)
                 self._loaded = (key, VectorSet.from_blobs(rows, embedder.dimension))

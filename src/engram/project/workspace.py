@@ -235,12 +235,8 @@ class ProjectMemory:
             lexical = [mid for mid, _, _ in hits]
             close = [mid for mid in nearest[1] if mid in memories]
             ranked = hybrid(lexical, close)
-            channels = {
-                mid: [
-                    name for name, ids in (("lexical", lexical), ("semantic", close)) if mid in ids
-                ]
-                for mid, _ in ranked
-            }
+            found = {"lexical": set(lexical), "semantic": set(close)}
+            channels = {mid: [name for name in found if mid in found[name]] for mid, _ in ranked}
         entries = [
             {
                 "id": mid,
