@@ -16,10 +16,19 @@ from engram.cli.main import cli
 DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 
 
-def _sections(command: click.Command, path: list[str]) -> list[str]:
-    # A fixed width: the file must not depend on the terminal it was made in.
+def _sections(
+    command: click.Command, path: list[str], parent: click.Context | None = None
+) -> list[str]:
+    # A fixed width: the file must not depend on the terminal it was made in. Each
+    # context has its parent, as on the command line: a subcommand inherits the group's
+    # settings (its -h).
     context = click.Context(
-        command, info_name=" ".join(path), terminal_width=100, max_content_width=100
+        command,
+        parent=parent,
+        info_name=path[-1] if parent else " ".join(path),
+        terminal_width=100,
+        max_content_width=100,
+        **command.context_settings,
     )
     help_text = command.get_help(context).replace("Usage: ", "usage: ", 1)
     out = [f"## `{' '.join(path)}`\n\n```text\n{help_text.rstrip()}\n```\n"]
@@ -27,7 +36,7 @@ def _sections(command: click.Command, path: list[str]) -> list[str]:
         for name in sorted(command.list_commands(context)):
             sub = command.get_command(context, name)
             if sub is not None and not (name == "ss" and path == ["engram"]):
-                out += _sections(sub, [*path, name])
+                out += _sections(sub, [*path, name], context)
     return out
 
 

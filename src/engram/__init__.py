@@ -8,5 +8,8 @@ answer its first request fast, so every module loads only what its path needs.
 """
 
 __version__ = "0.1.0"
+#: The distribution's name on a package index (``engram`` there is another project):
+#: ``pip install engram-trust`` gives the ``engram`` package and commands.
+DISTRIBUTION = "engram-trust"
 
-__all__ = ["__version__"]
+__all__ = ["DISTRIBUTION", "__version__"]

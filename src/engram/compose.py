@@ -11,8 +11,10 @@ import os
 from pathlib import Path
 
 from engram.project.catalog import Catalog
+from engram.project.commit import recover_commits
 from engram.project.config import semantic_off
-from engram.project.layout import find_root, global_layout
+from engram.project.layout import find_root, global_layout, index_location
+from engram.project.ports import Progress, no_progress
 from engram.project.semantic import ProjectVectors
 from engram.project.workspace import ProjectMemory
 
@@ -20,7 +22,11 @@ __all__ = ["open_project"]
 
 
 def open_project(
-    start: Path, watch: bool = False, global_dir: Path | None = None, semantic: bool | None = None
+    start: Path,
+    watch: bool = False,
+    global_dir: Path | None = None,
+    semantic: bool | None = None,
+    progress: Progress = no_progress,
 ) -> ProjectMemory:
     """Open the project memory enclosing ``start``.
 
@@ -31,6 +37,7 @@ def open_project(
     installed, unless the project's ``search.semantic`` or ``ENGRAM_SEMANTIC=off`` turns
     it off (``semantic=False`` turns it off; ``None`` asks the process's environment); a
     server (``watch``) embeds in the background, a command before it ranks.
+    ``progress`` is told how far a long operation is (a command's progress bar).
     Close what this returns when done with it.
     """
     from engram.store.sqlite.project_index import ProjectIndex
@@ -38,9 +45,14 @@ def open_project(
 
     layout = find_root(start)
     shared = global_layout(global_dir)
-    index = ProjectIndex(layout.index)
-    catalog = Catalog([layout, shared], index, open_change_feed if watch else None)
+    for root in (layout, shared):
+        recover_commits(root)
+    # A command checks the whole index before trusting it; a server (watch) opens it
+    # fast and rebuilds it when a read finds it damaged.
+    index_path = index_location(layout)
+    index = ProjectIndex(index_path, check=not watch)
+    catalog = Catalog([layout, shared], index, open_change_feed if watch else None, progress)
     if semantic is None:
         semantic = not semantic_off(os.environ)
-    vectors = ProjectVectors(index, background=watch) if semantic else None
-    return ProjectMemory(layout, shared, index, catalog, vectors)
+    vectors = ProjectVectors(index, background=watch, progress=progress) if semantic else None
+    return ProjectMemory(layout, shared, index, catalog, vectors, index_path, progress)

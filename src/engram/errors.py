@@ -17,12 +17,16 @@ when it is a protocol error, and the CLI exit code::
     │   │   ├── MissingClientCapabilities
     │   │   └── InvalidRequestState      forged, expired or mismatched requestState
     │   ├── ResourceNotFound             -32002 (legacy) / -32602 (2026-07-28)
+    │   ├── ProjectUnavailable           -32603, data: the project error's code, detail
     │   ├── InternalError                -32603
     │   │   └── TrustedContextUnavailable
     │   └── UnsupportedProtocolVersion   -32022, with data.supported / data.requested
     ├── ContractError                    a governed tool failure: envelope {ok: false}
     │   └── one class per contract code  (retriable per the contract's table)
     ├── ProjectError                     a project tool failure: envelope {ok: false}
+    │   ├── NotInitialized, ConfigError, CandidateError, SecretRefused, …
+    │   ├── IndexDamaged                 the derived index; rebuilt at the next call
+    │   └── NotWritable                  a folder refused a file; nothing was changed
     ├── ElicitationFailed                the client could not answer a dialog (timeout,
     │                                    error reply, connection closed)
     ├── HostConfigError                  a host configuration file engram will not touch
@@ -62,15 +66,18 @@ __all__ = [
     "FenceLost",
     "FrontmatterError",
     "GateFailed",
+    "HashesCorrupt",
     "HostConfigError",
     "HostConfigShape",
     "HostConfigUnparseable",
     "IllegalTransition",
+    "IndexDamaged",
     "InstructionRefused",
     "InternalError",
     "InvalidArguments",
     "InvalidDigest",
     "InvalidParams",
+    "InvalidQuery",
     "InvalidRequest",
     "InvalidRequestState",
     "InvalidSchema",
@@ -83,10 +90,12 @@ __all__ = [
     "MutationOutcomeUnknown",
     "NotFound",
     "NotInitialized",
+    "NotWritable",
     "ParseError",
     "PolicyStale",
     "PolicyUnavailable",
     "ProjectError",
+    "ProjectUnavailable",
     "ProjectionOversized",
     "ProjectionStale",
     "ProtocolError",
@@ -96,6 +105,7 @@ __all__ = [
     "ResourceNotFound",
     "RestoreRefused",
     "ResultTooLarge",
+    "RoleError",
     "SecretRefused",
     "StalePage",
     "StoreUnavailable",
@@ -195,6 +205,22 @@ class InvalidRequestState(InvalidParams):
 class UnknownPrompt(InvalidParams):
     code = "UNKNOWN_PROMPT"
     message = "Unknown prompt"
+
+
+class ProjectUnavailable(ProtocolError):
+    """A resource request that project memory cannot serve (an invalid configuration, a
+    file it cannot read): ``error.data`` carries the project error's code and its
+    detail, which names the file and the next step."""
+
+    code = "PROJECT_UNAVAILABLE"
+    message = "Project memory cannot serve this request"
+
+    def __init__(self, cause: ProjectError) -> None:
+        super().__init__(cause.detail)
+        self.cause = cause
+
+    def wire_data(self) -> dict[str, Any]:
+        return {"code": self.cause.code, "detail": self.cause.detail}
 
 
 class ResourceNotFound(ProtocolError):
@@ -433,6 +459,21 @@ class NotInitialized(ProjectError):
     message = "No project memory here: run `engram init` in the repository."
 
 
+class HashesCorrupt(ProjectError):
+    code = "HASHES_CORRUPT"
+    message = "memory.hashes.json cannot be read."
+
+
+class IndexDamaged(ProjectError):
+    code = "INDEX_DAMAGED"
+    message = "The project index was damaged; it is rebuilt at the next call."
+
+
+class NotWritable(ProjectError):
+    code = "NOT_WRITABLE"
+    message = "A file could not be written; nothing was changed."
+
+
 class ConfigError(ProjectError):
     code = "INVALID_CONFIG"
     message = "The project configuration is invalid."
@@ -448,6 +489,16 @@ class FrontmatterError(ProjectError):
         super().__init__(f"line {line}: {reason}")
         self.line = line
         self.reason = reason
+
+
+class InvalidQuery(ProjectError):
+    code = "INVALID_QUERY"
+    message = "The query is invalid."
+
+
+class RoleError(ProjectError):
+    code = "INVALID_ROLE"
+    message = "A role must be a non-empty name."
 
 
 class CandidateError(ProjectError):

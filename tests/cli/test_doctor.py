@@ -41,6 +41,7 @@ SUBJECTS = {
     "gemini global",
     "opencode workspace",
     "opencode global",
+    "codex workspace",
     "codex global",
     "antigravity global",
     "windsurf global",
@@ -59,6 +60,25 @@ def _link_everything(run: Run) -> None:
         assert run("link", *args).exit_code == 0
 
 
+def _trust_in_codex(home: Path, workspace: Path) -> None:
+    """What the person does in Codex: trust the project, then engram's hook."""
+    hook = f"{workspace / '.codex' / 'hooks.json'}:session_start:0:0"
+    with (home / ".codex" / "config.toml").open("a") as config:
+        config.write(f'\n[projects."{workspace}"]\ntrust_level = "trusted"\n')
+        config.write(f'\n[hooks.state."{hook}"]\ntrusted_hash = "sha256:0"\n')
+
+
+def _approve_in_claude_and_gemini(home: Path, workspace: Path) -> None:
+    """What the person does in Claude Code (approve the project's server) and in Gemini
+    CLI (trust the folder)."""
+    local = workspace / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"enabledMcpjsonServers": ["engram"]}))
+    (home / ".gemini").mkdir(exist_ok=True)
+    (home / ".gemini" / "trustedFolders.json").write_text(
+        json.dumps({str(workspace): "TRUST_FOLDER"})
+    )
+
+
 def _checks(output: str) -> list[dict[str, Any]]:
     payload = json.loads(output)
     checks: list[dict[str, Any]] = payload["checks"]
@@ -70,8 +90,12 @@ def _subject(check: dict[str, Any]) -> str:
     return f"{target} {scope}"
 
 
-def test_every_written_registration_starts_a_working_server(run: Run) -> None:
+def test_every_written_registration_starts_a_working_server(
+    run: Run, home: Path, workspace: Path
+) -> None:
     _link_everything(run)
+    _trust_in_codex(home, workspace)
+    _approve_in_claude_and_gemini(home, workspace)
     result = run("doctor", "--json", "--strict")
     checks = _checks(result.output)
     handshakes = [check for check in checks if check["id"] == "host.handshake"]
@@ -452,3 +476,30 @@ def test_the_real_command_exits_1_on_a_failure_and_with_strict_on_a_warning(
     broken = workspace / ".agents" / ".engram" / "rules" / "broken.md"
     broken.write_text("---\nid: Not A Slug\ntype: rule\n---\n# Broken\n", encoding="utf-8")
     assert doctor() == 1
+
+
+def test_a_registration_the_host_will_not_start_is_a_warning_with_its_exact_fix(
+    run: Run, home: Path, workspace: Path
+) -> None:
+    """Claude Code waits for the person's approval of a project's server; Gemini CLI
+    disables the servers of a folder nobody trusted. Doctor says so, and --strict fails."""
+    assert run("link", "claude").exit_code == 0
+    assert run("link", "gemini").exit_code == 0
+
+    result = run("doctor", "--json", "--strict")
+
+    warned = {c["id"]: c for c in _checks(result.output) if c["status"] == "warn"}
+    assert warned["host.claude_approval"]["remediation"] == (
+        'run `claude` here and approve engram, or add "engram" to enabledMcpjsonServers in'
+        f" {workspace / '.claude' / 'settings.local.json'}"
+    )
+    assert warned["host.gemini_folder_trust"]["remediation"] == (
+        f'run `gemini` here and trust the folder, or add "{workspace}": "TRUST_FOLDER" to'
+        f" {home / '.gemini' / 'trustedFolders.json'}"
+    )
+    assert result.exit_code == 1
+
+    _approve_in_claude_and_gemini(home, workspace)
+    checks = _checks(run("doctor", "--json").output)
+    assert [c["status"] for c in checks if c["id"] == "host.claude_approval"] == ["pass"]
+    assert not [c for c in checks if c["id"] == "host.gemini_folder_trust"]

@@ -43,17 +43,25 @@ def test_unlink_takes_back_exactly_what_link_wrote(run: Run, workspace: Path) ->
     run("link", "codex", "--hooks")
     run("unlink", "codex")
     run("unlink", "opencode")
-    files = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*") if p.is_file())
-    assert files == ["AGENTS.md", "AGENTS.md.engram-backup"]
+    # Nothing left behind: no backup in the repository, no empty .codex/ or .opencode/.
+    left = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*"))
+    assert left == ["AGENTS.md"]
     assert (workspace / "AGENTS.md").read_text() == "# Team notes\n"
 
 
-def test_claude_global_prints_the_command_to_run(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_global_prints_the_command_to_run(
+    run: Run, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", f"{SCRIPTS}:/usr/bin:/bin")
     result = run("link", "claude", "--global")
     assert result.output == (
         "note: run: claude mcp add --scope user engram -- engram-mcp --always-load\n"
     )
+    # Nothing registered in ~/.claude.json: no command to run.
+    assert run("unlink", "claude", "--global").output == (
+        f"note: engram is not registered in {home / '.claude.json'}\n"
+    )
+    (home / ".claude.json").write_text('{"mcpServers": {"engram": {"command": "engram-mcp"}}}')
     assert run("unlink", "claude", "--global").output == (
         "note: run: claude mcp remove --scope user engram\n"
     )
@@ -83,7 +91,7 @@ def test_link_list_shows_every_target_scope_and_state(run: Run) -> None:
     lines = run("link", "list").output.splitlines()
     assert len(lines) == 14
     assert lines[6].split()[:4] == ["gemini", "workspace", "linked", ".gemini/settings.json"]
-    assert lines[2].split()[:3] == ["codex", "workspace", "skipped"]
+    assert lines[2].split()[:5] == ["codex", "workspace", "not", "linked", ".codex/config.toml"]
 
 
 def test_upgrade_repins_every_linked_entry(run: Run, home: Path, workspace: Path) -> None:
@@ -625,22 +633,13 @@ def test_a_codex_dry_run_masks_the_env_tables_and_arguments_on_both_sides_of_the
     assert _diff_of(output, "~/.codex/config.toml") == [
         f"--- {path}",
         f"+++ {path}",
-        "@@ -1,11 +1,20 @@",
+        "@@ -1,9 +1,15 @@",
         ' model = "o3"',
-        "-",
-        "-[mcp_servers.engram]",
+        " ",
+        " [mcp_servers.engram]",
         '-command = "npx"',
         '-args = ["-y", "engram-mcp", "--api-key=…"]',
         '-env = { OPENAI_API_KEY = "…" }',
-        " ",
-        " [mcp_servers.github]",
-        ' command = "docker"',
-        ' args = ["run", "-e", "GITHUB_TOKEN=…", "img"]',
-        ' env = { GITHUB_TOKEN = "…" }',
-        "+",
-        "+# engram:start",
-        "+# Managed by engram link; engram unlink removes this block.",
-        "+[mcp_servers.engram]",
         f'+command = "{SCRIPTS / "engram-mcp"}"',
         '+args = ["--api-key=…"]',
         "+",
@@ -650,7 +649,9 @@ def test_a_codex_dry_run_masks_the_env_tables_and_arguments_on_both_sides_of_the
         "+",
         "+[mcp_servers.engram.tools.engram_commit]",
         '+approval_mode = "approve"',
-        "+# engram:end",
+        " ",
+        " [mcp_servers.github]",
+        ' command = "docker"',
     ]
     assert SECRET not in output
     assert path.read_text() == _CODEX

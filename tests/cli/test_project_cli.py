@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from engram import __version__
 from engram.cli.main import cli
 from engram.compose import open_project
 from tests.project.conftest import BURIED_CANDIDATE, bury_a_related_rule
@@ -79,7 +80,10 @@ def test_a_project_verb_outside_an_initialised_project_fails_with_a_hint(
     result = engram("load", "deploy")
 
     assert result.exit_code == 1
-    assert result.stderr == f"engram: no {BASE} in {project_dir.resolve()} or above\n"
+    assert result.stderr == (
+        f"engram: no {BASE} in {project_dir.resolve()} or above: run `engram init` in the"
+        " repository's root\n"
+    )
 
 
 # --- save-session ----------------------------------------------------------------------------
@@ -109,7 +113,10 @@ def test_save_session_force_and_its_ss_f_shortcut_write_the_ready_candidates(
     )
 
     assert result.exit_code == 0
-    assert result.stdout.endswith("wrote rules/use-tabs.md\nwrote skills/tag-main.md\n")
+    assert result.stdout.endswith(
+        "\n\nwrote use-tabs (ADD) to rules/use-tabs.md"
+        "\nwrote tag-main (ADD) to skills/tag-main.md\n"
+    )
     assert md_files(initialised) == ["rules/use-tabs.md", "skills/tag-main.md"]
 
 
@@ -129,11 +136,13 @@ def test_save_session_force_writes_add_and_update_and_defers_noop_and_supersede_
 
     assert result.exit_code == 0
     assert result.stdout.splitlines()[-4:] == [
-        "wrote rules/use-tabs.md",
-        "wrote knowledge/staging-is-bluebird.md",
-        "deferred 1 (SUPERSEDE run-unit-tests-before-push): "
-        "read `engram load --id run-unit-tests-before-push`",
-        "deferred 2 (NOOP duplicate of use-tabs): read `engram load --id use-tabs`",
+        "wrote use-tabs (UPDATE use-tabs) to rules/use-tabs.md",
+        "wrote staging-is-bluebird (ADD) to knowledge/staging-is-bluebird.md",
+        "deferred 1 (SUPERSEDE run-unit-tests-before-push): related;"
+        " `engram load --id run-unit-tests-before-push`, then propose it with"
+        " UPDATE: run-unit-tests-before-push (or approve the SUPERSEDE through engram_commit)",
+        "deferred 2 (NOOP duplicate of use-tabs): duplicate; `engram load --id use-tabs`"
+        " shows the memory that says it",
     ]
     assert "- Use tabs of width 4\n" in use_tabs.read_text()
     assert "revision: 2\n" in use_tabs.read_text()
@@ -186,7 +195,8 @@ def test_force_at_the_default_query_level_writes_the_add_it_previewed(initialise
 
     assert result.exit_code == 0
     assert result.stdout == (
-        "1. Verdict: ADD\n" + BURIED_PREVIEW + "wrote rules/alpha-beta-gamma-delta-epsilon.md\n"
+        "1. Verdict: ADD\n" + BURIED_PREVIEW + "\nwrote alpha-beta-gamma-delta-epsilon (ADD)"
+        " to rules/alpha-beta-gamma-delta-epsilon.md\n"
     )
 
 
@@ -221,7 +231,8 @@ def test_force_at_a_query_level_writes_exactly_the_verdicts_it_previewed(
     assert result.stdout == (
         "1. Verdict: SUPERSEDE target\n"
         + BURIED_PREVIEW
-        + "deferred 1 (SUPERSEDE target): read `engram load --id target`\n"
+        + "\ndeferred 1 (SUPERSEDE target): related; `engram load --id target`, then propose"
+        " it with UPDATE: target (or approve the SUPERSEDE through engram_commit)\n"
     )
     assert md_files(initialised) == before
 
@@ -353,8 +364,8 @@ def test_search_and_route_print_entries_with_id_type_scope_and_score(initialised
         "-f",
     )
 
-    searched = json.loads(engram("search", "bluebird", "--json").stdout)
-    routed = json.loads(engram("route", "deploy", "--json").stdout)
+    searched = json.loads(engram("search", "bluebird", "--json").stdout)["entries"]
+    routed = json.loads(engram("route", "deploy", "--json").stdout)["entries"]
 
     assert [(e["id"], e["type"], e["scope"]) for e in searched] == [
         ("staging-is-bluebird", "knowledge", "workspace")
@@ -395,7 +406,9 @@ def test_verify_exits_0_when_every_hash_matches_and_1_on_a_hand_edit(initialised
     )
     assert (edited.exit_code, edited.stdout) == (
         1,
-        "ok: knowledge/staging-is-bluebird.md\nhash mismatch: rules/use-tabs.md\n",
+        "ok: knowledge/staging-is-bluebird.md\nhash mismatch: rules/use-tabs.md\n"
+        "a file changed outside engram: review it, then `engram adopt PATH` records it"
+        " (or `git checkout -- PATH` restores it)\n",
     )
 
 
@@ -405,11 +418,14 @@ def test_status_prints_the_counters(initialised: Path) -> None:
     text = engram("status")
     data = json.loads(engram("status", "--json").stdout)
 
-    assert text.stdout == (
-        f"{initialised.resolve()}: 1 rules, 0 skills, 1 knowledge, 0 notes; "
-        "0 invalid, 0 hash problems\n"
+    summary = (
+        f"engram {__version__} in {initialised.resolve()}: 1 rule, 0 skills, 1 knowledge,"
+        " 0 notes; 0 invalid files, 0 hash problems"
     )
+    assert text.stdout == summary + "\n"
     assert data == {
+        "version": __version__,
+        "text": summary,
         "root": str(initialised.resolve()),
         "memories": {"rule": 1, "skill": 0, "knowledge": 1},
         "notes": 0,
@@ -432,9 +448,11 @@ def test_promote_makes_a_working_note_durable(initialised: Path) -> None:
 
     result = engram("promote", note.id)
 
-    durable = initialised.resolve() / BASE / "knowledge" / "the-cache-warms-slowly.md"
     assert result.exit_code == 0
-    assert result.stdout == f"promoted to {durable}\n"
+    assert result.stdout == (
+        "promoted note-the-cache-warms-slowly to the-cache-warms-slowly in"
+        " knowledge/the-cache-warms-slowly.md\n"
+    )
     assert md_files(initialised) == ["knowledge/the-cache-warms-slowly.md"]
 
 
@@ -442,7 +460,9 @@ def test_set_role_and_set_rule_variant_update_the_configuration(initialised: Pat
     roles = engram("set-role", "frontend", "backend", "frontend")
     variant = engram("set-rule-variant", "strict")
 
-    reload = "Agents: re-run engram_load and replace what you loaded before.\n"
+    reload = (
+        "Agents: re-run engram_load for the current task and replace the memory loaded before.\n"
+    )
     assert roles.stdout == f"roles: backend, frontend. {reload}"
     assert variant.stdout == f"rule variant: strict. {reload}"
     config = json.loads((initialised / BASE / "config.json").read_text())

@@ -63,21 +63,98 @@ def test_remove_block_of_set_block_gives_the_file_back(lines: list[str], newline
     assert remove_block(added, MARKDOWN, "f") == text
 
 
-def test_codex_block_round_trips_around_other_tables() -> None:
+ENGRAM_TABLES = (
+    "[mcp_servers.engram]\n"
+    'command = "engram-mcp"\n'
+    "args = []\n"
+    "\n"
+    "[mcp_servers.engram.tools.engram_commit]\n"
+    'approval_mode = "approve"\n'
+)
+
+
+def test_codex_entry_is_appended_as_plain_tables_and_removed_exactly() -> None:
     text = 'model = "o3"\n\n[mcp_servers.github]\ncommand = "npx"\n'
     written = write_entry(text, KEY, ENTRY, "config.toml")
-    assert written.startswith(text + "\n# engram:start\n")
-    assert tomlkit.parse(written).unwrap()["mcp_servers"]["github"] == {"command": "npx"}
+    assert written == text + "\n" + ENGRAM_TABLES
     assert read_entry(written, KEY, "config.toml") == ENTRY
     assert remove_entry(written, KEY, "config.toml") == text
 
 
-def test_a_hand_written_engram_table_is_replaced_by_the_managed_block() -> None:
+def test_a_hand_written_engram_table_is_replaced_where_it_stands() -> None:
     text = '[mcp_servers.engram]\ncommand = "old"\n\n[profiles.a]\nmodel = "x"\n'
     written = write_entry(text, KEY, ENTRY, "config.toml")
-    assert written.count("[mcp_servers.engram]") == 1
-    assert read_entry(written, KEY, "config.toml") == ENTRY
-    assert 'model = "x"' in written
+    assert written == ENGRAM_TABLES + '\n[profiles.a]\nmodel = "x"\n'
+    assert remove_entry(written, KEY, "config.toml") == '[profiles.a]\nmodel = "x"\n'
+
+
+def test_engram_01_marker_lines_go_but_a_table_between_them_stays() -> None:
+    text = (
+        "# engram:start\n"
+        "# Managed by engram link; engram unlink removes this block.\n"
+        '[mcp_servers.engram]\ncommand = "old"\n\n'
+        "[features]\nhooks = true\n"
+        "# engram:end\n"
+    )
+    assert remove_entry(text, KEY, "config.toml") == "[features]\nhooks = true\n"
+    assert write_entry(text, KEY, ENTRY, "config.toml") == (
+        ENGRAM_TABLES + "\n[features]\nhooks = true\n"
+    )
+
+
+def test_lines_inside_strings_and_arrays_are_never_taken_for_engrams() -> None:
+    text = (
+        'notes = """\n# engram:end\n[mcp_servers.engram]\ncommand = "no"\n"""\n'
+        "matrix = [\n  [1],\n  [2],\n]\n"
+        "\n"
+        '[mcp_servers.engram]\ncommand = "old"\nargs = [\n  "--root",\n  "[x]",\n]\n'
+        "\n"
+        "[mcp_servers.next]\nliteral = '''\n[mcp_servers.engram.env]\n'''\n"
+    )
+    rest = remove_entry(text, KEY, "config.toml")
+    assert rest == text.replace(
+        '[mcp_servers.engram]\ncommand = "old"\nargs = [\n  "--root",\n  "[x]",\n]\n\n', ""
+    )
+    written = write_entry(text, KEY, ENTRY, "config.toml")
+    assert written == rest.replace("[mcp_servers.next]", ENGRAM_TABLES + "\n[mcp_servers.next]")
+
+
+def test_a_header_with_spaces_and_quoted_keys_names_engrams_table() -> None:
+    text = (
+        'x = 1\n\n[ mcp_servers . "engram" ]  # mine\ncommand = "old"\n\n[ "mcp_servers".other ]\n'
+    )
+    assert remove_entry(text, KEY, "config.toml") == 'x = 1\n\n[ "mcp_servers".other ]\n'
+
+
+def test_engrams_tables_spread_over_the_file_become_one_entry_at_the_first() -> None:
+    text = (
+        '[mcp_servers.engram]\ncommand = "old"\n\n'
+        '[profiles.a]\nmodel = "x"\n\n'
+        '[mcp_servers.engram.env]\nKEY = "v"\n'
+    )
+    entry = {**ENTRY, "env": {"KEY": "v"}}
+    written = write_entry(text, KEY, entry, "config.toml")
+    assert written == (
+        '[mcp_servers.engram]\ncommand = "engram-mcp"\nargs = []\n\n'
+        '[mcp_servers.engram.tools.engram_commit]\napproval_mode = "approve"\n\n'
+        '[mcp_servers.engram.env]\nKEY = "v"\n\n'
+        '[profiles.a]\nmodel = "x"\n'
+    )
+    assert remove_entry(text, KEY, "config.toml") == '[profiles.a]\nmodel = "x"\n'
+
+
+def test_an_entry_written_as_an_inline_table_is_replaced_by_engrams_table() -> None:
+    text = '[mcp_servers]\nengram = { command = "old" }\nother = { command = "o" }\n'
+    rest = '[mcp_servers]\nother = { command = "o" }\n'
+    assert write_entry(text, KEY, ENTRY, "config.toml") == rest + "\n" + ENGRAM_TABLES
+    assert remove_entry(text, KEY, "config.toml") == rest
+
+
+def test_crlf_files_get_crlf_tables() -> None:
+    text = 'model = "o3"\r\n'
+    written = write_entry(text, KEY, ENTRY, "config.toml")
+    assert written == text + "\r\n" + ENGRAM_TABLES.replace("\n", "\r\n")
+    assert remove_entry(written, KEY, "config.toml") == text
 
 
 def test_an_inline_mcp_servers_table_is_refused_without_writing() -> None:
@@ -119,3 +196,63 @@ def test_codex_unlink_of_link_keeps_every_byte(text: str) -> None:
     assert write_entry(linked, KEY, ENTRY, "config.toml") == linked
     assert read_entry(linked, KEY, "config.toml") == ENTRY
     assert remove_entry(linked, KEY, "config.toml") == text
+
+
+_chunks = st.sampled_from(
+    [
+        "# a comment\n",
+        "\n",
+        'm{n} = """\n# engram:end\n[mcp_servers.engram]\n"""\n',
+        'arr{n} = [\n  [1],\n  "[a]",  # ]\n]\n',
+        "lit{n} = '''\n# engram:start\n'''\n",
+        '[t{n}]\nkey = "value"  # trailing\n',
+        '[mcp_servers.s{n}]\ncommand = "x"\n\n[mcp_servers.s{n}.env]\nA = "1"\n',
+        '[projects."/p/{n}"]\ntrust_level = "trusted"\n',
+    ]
+)
+
+
+@st.composite
+def decorated_configs(draw: st.DrawFn) -> str:
+    """A config.toml with comments, multi-line strings and arrays whose lines look like
+    tables or engram's old markers, and other servers' tables."""
+    chunks = draw(st.lists(_chunks, max_size=8))
+    text = "".join(chunk.replace("{n}", str(number)) for number, chunk in enumerate(chunks))
+    return text if text.strip() else ""
+
+
+_LEGACY_BLOCK = (
+    "# engram:start\n# Managed by engram link; engram unlink removes this block.\n"
+    '[mcp_servers.engram]\ncommand = "engram-mcp"\nargs = []\n\n'
+    '[mcp_servers.engram.tools.engram_commit]\napproval_mode = "approve"\n'
+)
+
+
+@settings(max_examples=150)
+@given(decorated_configs())
+def test_codex_unlink_of_link_keeps_every_byte_of_decorated_files(text: str) -> None:
+    linked = write_entry(text, KEY, ENTRY, "config.toml")
+    assert write_entry(linked, KEY, ENTRY, "config.toml") == linked
+    assert read_entry(linked, KEY, "config.toml") == ENTRY
+    assert remove_entry(linked, KEY, "config.toml") == text
+
+
+_appended_tables = st.lists(
+    st.sampled_from(
+        ["[features]\nhooks = true\n", '[projects."/p"]\ntrust_level = "trusted"\n', "[tui]\n"]
+    ),
+    min_size=1,
+    max_size=3,
+    unique=True,
+).map("".join)
+
+
+@settings(max_examples=150)
+@given(decorated_configs(), _appended_tables)
+def test_unlink_of_an_engram_01_block_keeps_every_table_codex_put_inside_it(
+    text: str, appended: str
+) -> None:
+    # Codex appends its tables at the end of the file: before a trailing `# engram:end`.
+    before = text + "\n" if text else ""
+    legacy = before + _LEGACY_BLOCK + "\n" + appended + "# engram:end\n"
+    assert remove_entry(legacy, KEY, "config.toml") == before + appended

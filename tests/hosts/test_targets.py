@@ -45,6 +45,12 @@ CASES: list[tuple[str, Scope, bool, dict[str, str]]] = [
     ("codex", "global", False, {"~/.codex/config.toml": "codex.config.toml"}),
     ("codex", "workspace", True, {"AGENTS.md": "AGENTS.md"}),
     (
+        "codex",
+        "workspace",
+        False,
+        {".codex/config.toml": "codex.config.toml", "AGENTS.md": "AGENTS.md"},
+    ),
+    (
         "antigravity",
         "global",
         False,
@@ -69,7 +75,7 @@ def _files(env: HostEnv) -> dict[Path, bytes]:
     found = {}
     for base in (env.home, env.workspace):
         for path in base.rglob("*"):
-            if path.is_file() and not path.name.endswith(".engram-backup"):
+            if path.is_file() and not path.is_relative_to(env.backups):
                 found[path] = path.read_bytes()
     return found
 
@@ -92,9 +98,15 @@ def _keeps(after: Any, original: Any) -> bool:
     return bool(after == original)
 
 
+def _unlink(name: str, scope: Scope, env: HostEnv) -> list[Any]:
+    return apply(
+        plan_unlink(TARGETS[name], scope, env).changes, env.backups, (env.workspace, env.home)
+    )
+
+
 def _link(name: str, scope: Scope, env: HostEnv, hooks: bool, **options: Any) -> list[Any]:
     plan = plan_link(TARGETS[name], scope, env, LinkOptions(hooks=hooks, **options))
-    return apply(plan.changes)
+    return apply(plan.changes, env.backups, (env.workspace, env.home))
 
 
 @pytest.mark.parametrize(
@@ -112,7 +124,7 @@ def test_link_twice_equals_once_and_unlink_restores_every_byte(
     assert _link(name, scope, env, hooks) == []
     assert _files(env) == linked
 
-    apply(plan_unlink(TARGETS[name], scope, env).changes)
+    apply(plan_unlink(TARGETS[name], scope, env).changes, env.backups, (env.workspace, env.home))
     assert _files(env) == before
 
 
@@ -151,7 +163,7 @@ def test_claude_hook_being_installed_keeps_always_load_out(env: HostEnv) -> None
 def test_an_existing_always_load_changes_only_with_force_or_upgrade(env: HostEnv) -> None:
     _link("claude", "workspace", env, hooks=False)
     plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions(hooks=True))
-    apply(plan.changes)
+    apply(plan.changes, env.backups, (env.workspace, env.home))
     path = env.workspace / ".mcp.json"
     assert json.loads(path.read_text())["mcpServers"]["engram"]["args"] == ["--always-load"]
     assert plan.notes == [
@@ -159,7 +171,11 @@ def test_an_existing_always_load_changes_only_with_force_or_upgrade(env: HostEnv
         "(engram's differ; --force replaces them; `engram upgrade` drops --always-load)"
     ]
 
-    apply(plan_link(TARGETS["claude"], "workspace", env, LinkOptions(mode="upgrade")).changes)
+    apply(
+        plan_link(TARGETS["claude"], "workspace", env, LinkOptions(mode="upgrade")).changes,
+        env.backups,
+        (env.workspace, env.home),
+    )
     assert json.loads(path.read_text())["mcpServers"]["engram"]["args"] == []
 
 
@@ -201,20 +217,19 @@ def test_repinning_a_hand_written_codex_table_adds_the_commit_approval(
     path.parent.mkdir()
     path.write_text(HAND_WRITTEN_CODEX)
     plan = plan_link(TARGETS["codex"], "global", env, LinkOptions(mode=mode))
-    apply(plan.changes)
+    apply(plan.changes, env.backups, (env.workspace, env.home))
     script = env.executable.with_name("engram-mcp")
+    # Replaced where it stands: engram's part is its tables, with no marker comments.
     assert path.read_text() == (
-        '# mine\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n'
-        "# engram:start\n"
-        "# Managed by engram link; engram unlink removes this block.\n"
+        '# mine\nmodel = "o3"\n\n'
         "[mcp_servers.engram]\n"
         f'command = "{script}"\n'
         'args = ["--no-elicitation"]\n\n'
         "[mcp_servers.engram.env]\n"
         f'{PIN_VARIABLE} = "{env.version}"\n\n'
         "[mcp_servers.engram.tools.engram_commit]\n"
-        'approval_mode = "approve"\n'
-        "# engram:end\n"
+        'approval_mode = "approve"\n\n'
+        '[mcp_servers.other]\ncommand = "x"\n'
     )
     assert plan.notes[0] == (
         f'set tools.engram_commit approval_mode = "approve" in {path}, '
@@ -254,7 +269,7 @@ def test_opencode_entry_has_the_required_shape(home: Path, workspace: Path) -> N
 
 
 def test_windsurf_and_antigravity_workspace_links_are_skipped_with_a_reason(env: HostEnv) -> None:
-    for name in ("windsurf", "antigravity", "codex"):
+    for name in ("windsurf", "antigravity"):
         plan = plan_link(TARGETS[name], "workspace", env, LinkOptions())
         assert any("skipped" in note for note in plan.notes)
         assert all(".mcp" not in str(change.path) for change in plan.changes)
@@ -273,7 +288,7 @@ def test_link_repins_an_entry_written_by_another_installation(env: HostEnv) -> N
         "args": ["--no-elicitation"],
         "env": {PIN_VARIABLE: env.version},
     }
-    assert backup_path(path).exists()
+    assert backup_path(env.backups, path).exists()
 
 
 NPX = ["-y", "--package", "@the-long-ride/engram@0.0.28", "engram-mcp"]
@@ -288,7 +303,7 @@ def test_link_repins_a_runner_entry_to_this_engram_and_says_so(
     old = {"command": runner, "args": [*runner_args, "--no-elicitation"], "cwd": "/srv"}
     path.write_text(json.dumps({"mcpServers": {"engram": old}}))
     plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions())
-    apply(plan.changes)
+    apply(plan.changes, env.backups, (env.workspace, env.home))
     script = str(env.executable.with_name("engram-mcp"))
     assert json.loads(path.read_text())["mcpServers"]["engram"] == {
         "command": script,
@@ -309,7 +324,7 @@ def test_upgrade_repins_a_runner_entry_and_applies_the_always_load_rule(env: Hos
     path = env.workspace / ".mcp.json"
     path.write_text(json.dumps({"mcpServers": {"engram": {"command": "npx", "args": NPX}}}))
     plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions(mode="upgrade"))
-    apply(plan.changes)
+    apply(plan.changes, env.backups, (env.workspace, env.home))
     script = str(env.executable.with_name("engram-mcp"))
     assert json.loads(path.read_text())["mcpServers"]["engram"] == {
         "command": script,
@@ -381,7 +396,7 @@ def test_an_entry_starting_engram_mcp_through_another_launcher_is_kept_with_a_no
         f"kept your engram entry in {path} as it is: engram-mcp runs through `{program}`, "
         "which engram cannot re-pin (--force replaces it with engram's)"
     ]
-    apply(plan.changes)
+    apply(plan.changes, env.backups, (env.workspace, env.home))
     assert path.read_text() == text
 
 
@@ -393,7 +408,7 @@ def test_a_codex_entry_run_through_docker_keeps_its_command_and_gains_the_approv
     args = json.dumps(CONTAINER)
     config.write_text(f'[mcp_servers.engram]\ncommand = "docker"\nargs = {args}\n')
     plan = plan_link(TARGETS["codex"], "global", env, LinkOptions(mode="upgrade"))
-    apply(plan.changes)
+    apply(plan.changes, env.backups, (env.workspace, env.home))
     entry = tomlkit.parse(config.read_text())["mcp_servers"]["engram"]
     assert (entry["command"], entry["args"]) == ("docker", CONTAINER)
     assert entry["tools"]["engram_commit"]["approval_mode"] == "approve"
@@ -415,10 +430,14 @@ def test_a_hand_written_slash_command_is_left_alone_unless_forced(env: HostEnv) 
     path.parent.mkdir(parents=True)
     path.write_text("my own command\n")
     plan = plan_link(TARGETS["claude"], "workspace", env, LinkOptions())
-    apply(plan.changes)
+    apply(plan.changes, env.backups, (env.workspace, env.home))
     assert path.read_text() == "my own command\n"
     assert any("not written by engram" in note for note in plan.notes)
-    apply(plan_unlink(TARGETS["claude"], "workspace", env).changes)
+    apply(
+        plan_unlink(TARGETS["claude"], "workspace", env).changes,
+        env.backups,
+        (env.workspace, env.home),
+    )
     assert path.read_text() == "my own command\n"
     _link("claude", "workspace", env, hooks=False, force=True)
     assert "engram:generated" in path.read_text()
@@ -447,16 +466,28 @@ def test_cursor_global_link_builds_the_local_plugin(env: HostEnv) -> None:
     manifest = json.loads((folder / ".cursor-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "engram"
     assert "engram" in json.loads((folder / "mcp.json").read_text())["mcpServers"]
-    apply(plan_unlink(TARGETS["cursor"], "global", env).changes)
+    apply(
+        plan_unlink(TARGETS["cursor"], "global", env).changes,
+        env.backups,
+        (env.workspace, env.home),
+    )
     assert not [path for path in folder.rglob("*") if path.is_file()]
 
 
 def test_unlinking_one_host_keeps_the_agents_md_block_another_still_uses(env: HostEnv) -> None:
     _link("cursor", "workspace", env, hooks=False)
     _link("opencode", "workspace", env, hooks=False)
-    apply(plan_unlink(TARGETS["cursor"], "workspace", env).changes)
+    apply(
+        plan_unlink(TARGETS["cursor"], "workspace", env).changes,
+        env.backups,
+        (env.workspace, env.home),
+    )
     assert "<!-- engram:start -->" in (env.workspace / "AGENTS.md").read_text()
-    apply(plan_unlink(TARGETS["opencode"], "workspace", env).changes)
+    apply(
+        plan_unlink(TARGETS["opencode"], "workspace", env).changes,
+        env.backups,
+        (env.workspace, env.home),
+    )
     assert not (env.workspace / "AGENTS.md").exists()
 
 

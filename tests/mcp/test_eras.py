@@ -78,7 +78,10 @@ def test_bare_tool_method_in_legacy_era_answers_plain_text(
     init_layout(tmp_path)
     reply = start_server().request("engram_status", {})
     assert isinstance(reply["result"], str)
-    assert reply["result"].startswith(f"engram {__version__}: 0 rules, 0 skills, 0 knowledge")
+    assert reply["result"] == (
+        f"engram {__version__} in {tmp_path.resolve()}: 0 rules, 0 skills, 0 knowledge,"
+        " 0 notes; 0 invalid files, 0 hash problems"
+    )
 
 
 def test_modern_request_without_client_capabilities_is_invalid_params(
@@ -108,7 +111,8 @@ def test_modern_request_with_unsupported_version_gets_32022_with_supported_and_r
             "code": -32022,
             "message": "Unsupported protocol version",
             "data": {
-                "supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+                # Only what a request can name; the older versions go through initialize.
+                "supported": ["2026-07-28"],
                 "requested": "2030-01-01",
             },
         },

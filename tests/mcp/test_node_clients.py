@@ -52,7 +52,9 @@ def test_typescript_sdk_client_lists_and_calls_tools(node_clients: Path, tmp_pat
     assert outcome["serverVersion"]["name"] == "engram"
     assert "engram_status" in outcome["tools"]
     status, unknown = outcome["results"]
-    assert json.loads(status["content"][0]["text"]) == status["structuredContent"]
+    human, copy = status["content"]
+    assert human["text"] == status["structuredContent"]["data"]["text"]
+    assert json.loads(copy["text"]) == status["structuredContent"]
     assert status["structuredContent"]["ok"] is True
     assert unknown == {"protocolError": -32602}
 

@@ -44,7 +44,7 @@ LINES = "\n".join(
 )
 IDS = [
     # A cut title's id carries eight hex digits of the whole text's digest.
-    "rule-every-public-function-in-the-billing-service-carries-a-doc-d62207f9",
+    "rule-every-public-function-in-the-billing-service-carries-a-d62207f9",
     "staging-refreshes-from-production-snapshots-nightly",
     "profile-slow-tests-with-pytest-durations",
 ]
@@ -60,6 +60,7 @@ TEXTS = [
 DECLINED = "approval was declined in the approval dialog"
 NOTE = {"text": "The login test is flaky on CI runners", "objective": "Fix the login test"}
 NOTE_ID = "note-the-login-test-is-flaky-on-ci-runners"
+NOTE_TEXT = NOTE["text"]
 CALL_ID = 900
 
 
@@ -222,7 +223,7 @@ def _wrote_1_and_3() -> dict[str, Any]:
         ],
         "deferred": [],
         "saved": True,
-        "text": f"wrote {IDS[0]} (ADD)\nwrote {IDS[2]} (ADD)",
+        "text": f"wrote {IDS[0]} (ADD) to {FILES[0]}\nwrote {IDS[2]} (ADD) to {FILES[2]}",
     }
 
 
@@ -474,7 +475,7 @@ def test_a_2025_06_18_note_dialog_has_no_mode_and_yes_writes_the_note(project: P
     server = _legacy_2025_06_18(project)
     ask = _ask(server, "engram_note", NOTE)
     assert ask["params"] == {
-        "message": f"Save the working note {NOTE_ID} (expires {_until()})?",
+        "message": f"Save this working note as {NOTE_ID} (expires {_until()})?\n\n- {NOTE_TEXT}",
         "requestedSchema": NOTE_FORM,
     }
     data = data_of(_answer(server, ask, **_accept(save=True)))
@@ -652,7 +653,9 @@ def test_sdk_client_accepts_a_subset_in_the_dialog(project: Project, mode: str) 
     for n, memory_id in enumerate(IDS, 1):
         assert f"{n}. ADD {memory_id} (workspace)" in dumped
     assert saved.is_error is False
-    assert json.loads(saved.content[0].text) == saved.structured_content
+    # The project tools' own words first, then the JSON copy (mcp-server.txt).
+    assert saved.content[0].text == saved.structured_content["data"]["text"]
+    assert json.loads(saved.content[1].text) == saved.structured_content
     data = saved.structured_content["data"]
     assert [entry["file"] for entry in data["written"]] == FILES[:2]
     assert "approval_token" not in data
@@ -694,7 +697,7 @@ def _assert_note_written(project: Project, data: dict[str, Any], objective: str)
         "file": f"working/{NOTE_ID}.md",
         "valid_until": until,
         "saved": True,
-        "text": f"noted {NOTE_ID} until {until}",
+        "text": f"noted {NOTE_ID} in working/{NOTE_ID}.md until {until}",
     }
     assert _notes(project) == [f"{NOTE_ID}.md"]
     fields = _frontmatter(project.base / "working" / f"{NOTE_ID}.md")
@@ -708,7 +711,7 @@ def test_legacy_note_dialog_yes_writes_a_working_note(project: Project) -> None:
     ask = _ask(server, "engram_note", NOTE)
     assert ask["params"] == {
         "mode": "form",
-        "message": f"Save the working note {NOTE_ID} (expires {_until()})?",
+        "message": f"Save this working note as {NOTE_ID} (expires {_until()})?\n\n- {NOTE_TEXT}",
         "requestedSchema": NOTE_FORM,
     }
     data = data_of(_answer(server, ask, **_accept(save=True)))
@@ -792,8 +795,10 @@ def test_note_without_a_dialog_returns_a_token_and_commit_writes_it(project: Pro
         "id": NOTE_ID,
         "valid_until": _until(),
         "saved": False,
-        "text": f"Note {NOTE_ID} (expires {_until()}) awaits the human's yes: call "
-        f'engram_commit with approval_token {token} and approve: "all" once they agree.',
+        # The note itself is shown: the human approves what they read.
+        "text": f"Note {NOTE_ID} (expires {_until()}):\n- {NOTE_TEXT}\n\n"
+        "Show this note to the human. Only once they agree, call engram_commit with "
+        f'approval_token {token} and approve: "all".',
     }
     assert _notes(project) == []
     written = data_of(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
@@ -885,6 +890,6 @@ async def _sdk_note(params: StdioServerParameters, mode: str) -> tuple[list[str]
 @pytest.mark.parametrize("mode", SDK_MODES)
 def test_sdk_client_says_yes_to_a_note(project: Project, mode: str) -> None:
     asked, result = anyio.run(_sdk_note, _sdk_params(project), mode)
-    assert asked == [f"Save the working note {NOTE_ID} (expires {_until()})?"]
+    assert asked == [f"Save this working note as {NOTE_ID} (expires {_until()})?\n\n- {NOTE_TEXT}"]
     assert result.is_error is False
     _assert_note_written(project, result.structured_content["data"], NOTE["objective"])

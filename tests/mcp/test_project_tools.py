@@ -47,10 +47,7 @@ PROJECT_TOOLS = [
 ]
 READ_TOOLS = PROJECT_TOOLS[:5]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-RELOAD = (
-    "Re-run engram_load for your current task and replace the memory you loaded before: "
-    "what applies has changed."
-)
+RELOAD = "Agents: re-run engram_load for the current task and replace the memory loaded before."
 VALID_ARGUMENTS: dict[str, dict[str, Any]] = {
     "engram_load": {"query": "deploy"},
     "engram_route": {"query": "deploy"},
@@ -429,7 +426,7 @@ def test_commit_all_writes_every_candidate_and_defers_a_duplicate(project: Proje
             "number": 2,
             "verdict": "NOOP duplicate of use-tabs-in-makefiles",
             "reason": "duplicate",
-            "hint": "engram load --id use-tabs-in-makefiles",
+            "hint": "`engram load --id use-tabs-in-makefiles` shows the memory that says it",
         }
     ]
     assert project.files() == [
@@ -524,7 +521,11 @@ def test_set_role_updates_the_configuration_and_asks_for_a_reload(project: Proje
     before = data_of(call(server, "engram_load", {"query": "deploy"}))["selected_keys"]
     assert before == ["api-versioning", "css-modules"]
     data = data_of(call(server, "engram_set_role", {"role": "backend"}))
-    assert data == {"roles": ["backend"], "text": f"roles: backend. {RELOAD}"}
+    assert data == {
+        "roles": ["backend"],
+        "variant": "balanced",
+        "text": f"roles: backend. {RELOAD}",
+    }
     assert json.loads((project.base / "config.json").read_text())["roles"] == ["backend"]
     after = data_of(call(server, "engram_load", {"query": "deploy"}))["selected_keys"]
     assert after == ["api-versioning"]
@@ -535,10 +536,10 @@ def test_set_rule_variant_updates_the_configuration_and_asks_for_a_reload(
 ) -> None:
     server = project.start()
     data = data_of(call(server, "engram_set_rule_variant", {"variant": "strict"}))
-    assert data == {"variant": "strict", "text": f"rule variant: strict. {RELOAD}"}
+    assert data == {"roles": [], "variant": "strict", "text": f"rule variant: strict. {RELOAD}"}
     assert json.loads((project.base / "config.json").read_text())["rule_variant"] == "strict"
     status = data_of(call(server, "engram_set_rule_variant", {"variant": "status"}))
-    assert status == {"variant": "strict", "text": "rule variant: strict"}
+    assert status == {"roles": [], "variant": "strict", "text": "rule variant: strict"}
 
 
 # --- secrets never land --------------------------------------------------------------------

@@ -49,7 +49,9 @@ def test_sdk_client_lists_and_calls_tools_in_each_mode(tmp_path: Path, mode: str
     assert version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
     assert "engram_status" in names
     assert result.is_error is False
-    assert json.loads(result.content[0].text) == result.structured_content
+    human, copy = result.content
+    assert human.text == result.structured_content["data"]["text"]
+    assert json.loads(copy.text) == result.structured_content
     assert result.structured_content["ok"] is True
 
 

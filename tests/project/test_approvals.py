@@ -198,7 +198,7 @@ def test_approving_number_2_writes_exactly_candidate_2(
 
     outcome = memory.commit(token, [2])
 
-    assert outcome.data() == {
+    assert {"written": outcome.written, "deferred": outcome.deferred} == {
         "written": [
             {
                 "number": 2,
@@ -220,7 +220,7 @@ def test_approving_all_writes_every_candidate_and_records_their_hashes(
     outcome = memory.commit(token, "all")
 
     assert [entry["number"] for entry in outcome.written] == [1, 2]
-    assert [entry["status"] for entry in memory.verify()] == ["ok", "ok"]
+    assert [entry["status"] for entry in memory.verify().files] == ["ok", "ok"]
 
 
 @pytest.mark.parametrize("approve", [[0], [3], [1, 3], [-1]])
@@ -261,7 +261,7 @@ def test_commit_applies_a_supersede_whose_verdict_still_matches(
 
     outcome = memory.commit(token, "all")
 
-    assert outcome.data() == {
+    assert {"written": outcome.written, "deferred": outcome.deferred} == {
         "written": [
             {
                 "number": 1,
@@ -294,14 +294,14 @@ def test_commit_defers_a_supersede_whose_target_became_a_duplicate(
 
     outcome = memory.commit(token, "all")
 
-    assert outcome.data() == {
+    assert {"written": outcome.written, "deferred": outcome.deferred} == {
         "written": [],
         "deferred": [
             {
                 "number": 1,
                 "verdict": "NOOP duplicate of unit-tests-first",
                 "reason": "duplicate",
-                "hint": "engram load --id unit-tests-first",
+                "hint": "`engram load --id unit-tests-first` shows the memory that says it",
             }
         ],
     }

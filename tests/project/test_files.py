@@ -130,7 +130,7 @@ def test_a_schema_v3_file_is_read_with_every_field_it_declares(
     loaded = memory.load(memory_id="use-tabs")
     parsed = memory.index.memory("use-tabs")
 
-    assert loaded.text == "## Rule: Use tabs [use-tabs]\n- Indent with tabs\n"
+    assert loaded.packed == "## Rule: Use tabs [use-tabs]\n- Indent with tabs\n"
     assert parsed is not None
     assert (parsed.type, parsed.scope, parsed.title) == ("rule", "workspace", "Use tabs")
     assert parsed.fields == {
@@ -264,9 +264,15 @@ def test_an_id_is_the_slug_of_the_title(title: str, slug: str) -> None:
         ("  keep   the\nchangelog current?!  ", "knowledge", "Keep the changelog current"),
         ("a" * 70, "rule", "A" + "a" * 69),
         ("a" * 70 + ".", "rule", "A" + "a" * 69),
-        ("b" * 71, "rule", "Rule: " + "b" * 58),
-        ("c" * 71, "skill", "Skill: " + "c" * 58),
-        ("d" * 71, "knowledge", "Knowledge: " + "d" * 58),
+        ("b" * 71, "rule", "Rule: " + "b" * 58 + "…"),
+        ("c" * 71, "skill", "Skill: " + "c" * 58 + "…"),
+        ("d" * 71, "knowledge", "Knowledge: " + "d" * 58 + "…"),
+        # Cut at the end of a word, never inside one.
+        (
+            "Run ./scripts/test (ruff, ruff format, mypy strict, pytest) before every push",
+            "rule",
+            "Rule: Run ./scripts/test (ruff, ruff format, mypy strict…",
+        ),
     ],
 )
 def test_a_title_is_the_capitalised_text_up_to_70_chars_else_a_type_prefix_and_58_chars(
@@ -283,7 +289,7 @@ def test_two_files_with_the_same_id_report_the_second_and_the_first_file_wins(
 
     loaded = memory.load(memory_id="dup")
 
-    assert loaded.text == "## Rule: Dup [dup]\n- Rule text\n"
+    assert loaded.packed == "## Rule: Dup [dup]\n- Rule text\n"
     assert memory.problems() == [("knowledge/dup.md", "duplicate id dup (also in rules/dup.md)")]
 
 
@@ -297,7 +303,7 @@ def test_deleting_the_first_of_two_files_with_the_same_id_makes_the_other_load(
     first.unlink()
     loaded = memory.load(memory_id="dup")
 
-    assert loaded.text == "## Knowledge: Dup [dup]\n- Knowledge text\n"
+    assert loaded.packed == "## Knowledge: Dup [dup]\n- Knowledge text\n"
     assert memory.problems() == []
 
 
@@ -351,7 +357,7 @@ def test_invalid_files_are_reported_by_path_and_never_stop_valid_files_loading(
 
     assert result.selected_keys == ["valid-one"]
     assert [path for path, _ in memory.problems()] == sorted(INVALID)
-    assert memory.status()["invalid_files"] == len(INVALID)
+    assert memory.status().invalid_files == len(INVALID)
 
 
 @pytest.mark.parametrize("relative", sorted(INVALID))
@@ -382,7 +388,7 @@ def test_an_invalid_file_fixed_by_hand_loads_on_the_next_call(
     write_memory_file(layout, "bad-line", "knowledge", "Fixed now")
     result = memory.load(memory_id="bad-line")
 
-    assert result.text == "## Knowledge: Bad line [bad-line]\n- Fixed now\n"
+    assert result.packed == "## Knowledge: Bad line [bad-line]\n- Fixed now\n"
     assert memory.problems() == []
 
 
@@ -405,7 +411,7 @@ def test_a_file_edited_by_hand_is_picked_up_by_the_next_load_and_search(
 
     path.write_text(path.read_text().replace("is postgres", "is now cockroachdb"))
 
-    assert watched.load(memory_id="database").text == (
+    assert watched.load(memory_id="database").packed == (
         "## Knowledge: Database [database]\n- The database is now cockroachdb\n"
     )
     assert [e["id"] for e in watched.search("cockroachdb").entries] == ["database"]
@@ -417,7 +423,7 @@ def test_a_same_size_edit_in_place_is_picked_up_by_the_watcher_even_with_the_old
 ) -> None:
     path = write_memory_file(layout, "database", "knowledge", "The database is postgres")
     opened = open_project(layout.root, watch=True)
-    assert opened.load(memory_id="database").text.endswith("- The database is postgres\n")
+    assert opened.load(memory_id="database").packed.endswith("- The database is postgres\n")
     before = path.stat()
 
     with path.open("r+b") as handle:
@@ -427,7 +433,7 @@ def test_a_same_size_edit_in_place_is_picked_up_by_the_watcher_even_with_the_old
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
     assert path.stat().st_size == before.st_size
-    assert opened.load(memory_id="database").text.endswith("- The database is cassandr\n")
+    assert opened.load(memory_id="database").packed.endswith("- The database is cassandr\n")
     assert [e["id"] for e in opened.search("cassandr").entries] == ["database"]
     opened.index.close()
 
@@ -436,13 +442,13 @@ def test_a_same_size_edit_with_a_new_mtime_is_picked_up_without_a_watcher(
     memory: ProjectMemory, layout: Layout
 ) -> None:
     path = write_memory_file(layout, "database", "knowledge", "The database is postgres")
-    assert memory.load(memory_id="database").text.endswith("- The database is postgres\n")
+    assert memory.load(memory_id="database").packed.endswith("- The database is postgres\n")
     before = path.stat()
 
     path.write_bytes(path.read_bytes().replace(b"postgres", b"cassandr"))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
 
-    assert memory.load(memory_id="database").text.endswith("- The database is cassandr\n")
+    assert memory.load(memory_id="database").packed.endswith("- The database is cassandr\n")
 
 
 def test_a_file_added_by_hand_is_picked_up_by_the_next_call(
@@ -472,14 +478,14 @@ def test_the_index_file_can_be_deleted_and_is_rebuilt_from_the_files(layout: Lay
     write_memory_file(layout, "staging-host", "knowledge", "The staging host is bluebird")
     write_memory_file(layout, "deploy-rule", "rule", "Deploy only from main")
     first = open_project(layout.root)
-    before = (first.search("bluebird").entries, first.load("deploy main").text)
+    before = (first.search("bluebird").entries, first.load("deploy main").packed)
     first.index.close()
 
     for path in layout.base.glob("index.sqlite*"):
         path.unlink()
     second = open_project(layout.root)
 
-    assert (second.search("bluebird").entries, second.load("deploy main").text) == before
+    assert (second.search("bluebird").entries, second.load("deploy main").packed) == before
     assert layout.index.exists()
     second.index.close()
 
@@ -495,10 +501,10 @@ def test_the_same_files_give_the_same_duplicate_winner_whatever_the_index_histor
     first.refresh()
     write_memory_file(layout, "dup", "rule", "Rule version")
     first.refresh()
-    grown = first.load(memory_id="dup").text
+    grown = first.load(memory_id="dup").packed
     first.index.close()
     for suffix in ("", "-wal", "-shm"):
         (layout.base / f"index.sqlite{suffix}").unlink(missing_ok=True)
-    rebuilt = open_project(layout.root).load(memory_id="dup").text
+    rebuilt = open_project(layout.root).load(memory_id="dup").packed
     assert grown == rebuilt
     assert "Rule version" in rebuilt  # rules/ comes before knowledge/ in folder order

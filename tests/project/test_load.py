@@ -81,7 +81,7 @@ def test_a_load_never_exceeds_its_token_budget(
         memory.index.close()
 
     event(f"cards: {bool(result.card_ids)}, omitted: {bool(result.omitted_ids)}")
-    assert estimate_tokens(result.text) <= budget
+    assert estimate_tokens(result.packed) <= budget
     assert result.tokens <= budget
     assert result.budget_tokens == budget
     shown = [*result.body_keys, *result.card_ids, *result.omitted_ids]
@@ -147,7 +147,7 @@ def test_dependencies_come_just_before_their_dependent_in_dependency_order(
     _dependency_chain(layout)
     write_memory_file(layout, "deploy-from-main", "rule", "Deploy only from main")
 
-    entries = memory.route_entries("deploy")
+    entries = memory.route_entries("deploy").entries
 
     assert [(e["id"], e["how"]) for e in entries] == [
         ("deploy-from-main", "direct"),
@@ -288,7 +288,7 @@ def test_loading_by_id_ignores_the_budget_and_returns_the_whole_memory(
     result = memory.load(memory_id="release-checklist", budget_tokens=200)
 
     expected = f"## Knowledge: Release checklist [release-checklist]\n- {content.strip()}\n"
-    assert result.text == expected
+    assert result.packed == expected
     assert result.tokens == estimate_tokens(expected) > 200
     assert (result.selected_keys, result.body_keys) == (
         ["release-checklist"],
@@ -305,7 +305,9 @@ def test_loading_by_id_counts_as_a_use(memory: ProjectMemory, layout: Layout) ->
     memory.load(memory_id="often-used")
     memory.load(memory_id="rarely-used")
 
-    assert memory.index.most_used(10) == ["often-used", "rarely-used"]
+    # Counted in memory: a read does not write the index each time.
+    assert memory.index.most_used(10) == []
+    assert memory.most_used(10) == ["often-used", "rarely-used"]  # written, then read
 
 
 def test_loading_by_id_shows_a_hidden_memory(memory: ProjectMemory, layout: Layout) -> None:
@@ -313,7 +315,7 @@ def test_loading_by_id_shows_a_hidden_memory(memory: ProjectMemory, layout: Layo
         layout, "deploy-guess", "knowledge", "Deploy maybe", fields="confidence: low\n"
     )
 
-    assert memory.load(memory_id="deploy-guess").text == (
+    assert memory.load(memory_id="deploy-guess").packed == (
         "## Knowledge: Deploy guess [deploy-guess]\n- Deploy maybe\n"
     )
 
@@ -340,11 +342,11 @@ def test_what_does_not_fit_becomes_a_card_and_what_does_not_fit_as_a_card_is_omi
     assert result.body_keys == ["deploy-rule"]
     assert result.card_ids == ["deploy-notes"]
     assert result.omitted_ids == ["deploy-history"]
-    assert result.text == (
+    assert result.packed == (
         f"{header}\n\n## Rule: Deploy rule [deploy-rule]\n- {rule_content}\n\n"
         "More memories (engram_load with id):\n- deploy-notes (knowledge): Deploy notes\n"
     )
-    assert result.tokens == estimate_tokens(result.text) <= 200
+    assert result.tokens == estimate_tokens(result.packed) <= 200
     reasons = {e["id"]: e.get("reason") for e in result.explain}
     assert reasons == {"deploy-rule": None, "deploy-notes": None, "deploy-history": "budget"}
 
@@ -356,7 +358,7 @@ def test_cards_disclosure_shows_only_one_line_cards(memory: ProjectMemory, layou
 
     assert result.body_keys == []
     assert result.card_ids == ["deploy-rule", "deploy-notes", "deploy-history"]
-    assert result.text == (
+    assert result.packed == (
         f"{header}\n\nMore memories (engram_load with id):\n"
         "- deploy-rule (rule): Deploy rule\n"
         "- deploy-notes (knowledge): Deploy notes\n"
@@ -380,7 +382,7 @@ def test_full_shows_every_section_and_the_metadata(memory: ProjectMemory, layout
 
     result = memory.load(memory_id="small-commits", full=True)
 
-    assert result.text == (
+    assert result.packed == (
         "## Rule: Small commits [small-commits]\n"
         "scope workspace; revision 1; confidence medium; tags git\n"
         "## Content\n- Commit small changes\n\n"
@@ -390,7 +392,7 @@ def test_full_shows_every_section_and_the_metadata(memory: ProjectMemory, layout
         "### Strict\n- One logical change per commit\n\n"
         "## Origin\n- Agreed in the 2024 retro\n"
     )
-    assert memory.load("commits", full=True).text.endswith(result.text)
+    assert memory.load("commits", full=True).packed.endswith(result.packed)
 
 
 @pytest.mark.parametrize(
@@ -408,8 +410,8 @@ def test_the_configured_rule_variant_picks_its_subsection(
     write_memory_file(layout, "small-commits", "rule", "Commit small changes", sections=VARIANTS)
     write_config(layout, json.dumps({"rule_variant": variant}))
 
-    by_id = memory.load(memory_id="small-commits").text
-    routed = memory.load("commits").text
+    by_id = memory.load(memory_id="small-commits").packed
+    routed = memory.load("commits").packed
 
     assert by_id == "## Rule: Small commits [small-commits]\n- Commit small changes\n" + shown
     assert routed == "# Engram memory for: commits (1 selected)\n\n" + by_id
@@ -442,8 +444,8 @@ def test_explain_gives_how_terms_and_score_and_reasons_for_omissions(
         {"id": "deploy-old", "chosen": False, "reason": "lifecycle"},
     ]
     assert direct["score"] > 0
-    assert result.data(explain=True)["explain"] == result.explain
-    assert "explain" not in result.data(explain=False)
+    assert result.data()["explain"] == result.explain
+    assert "explain" not in memory.load("deploy script").data()
 
 
 # --- determinism ----------------------------------------------------------------------------------
@@ -484,10 +486,10 @@ def test_the_same_files_and_query_give_the_same_bytes_across_fresh_opens(
         for m in (first, second)
     ]
 
-    assert results[0].text.encode() == results[1].text.encode()
-    dumped = [json.dumps(r.data(explain=True), sort_keys=True) for r in results]
+    assert results[0].packed.encode() == results[1].packed.encode()
+    dumped = [json.dumps(r.data(), sort_keys=True) for r in results]
     assert dumped[0] == dumped[1]
-    assert first.route_entries("deploy") == second.route_entries("deploy")
+    assert first.route_entries("deploy").entries == second.route_entries("deploy").entries
     assert first.search("deploy").entries == second.search("deploy").entries
     first.index.close()
     second.index.close()
@@ -521,4 +523,4 @@ def test_memories_cut_by_the_limit_are_omitted_for_budget(
 
 def test_roles_can_be_cleared(memory: ProjectMemory) -> None:
     memory.set_roles(["backend"])
-    assert memory.set_roles([]).roles == ()
+    assert memory.set_roles([]).roles == []

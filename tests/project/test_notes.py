@@ -32,7 +32,7 @@ def test_a_note_replaces_credential_like_text_with_its_kind(
     token = github_token()
 
     note = memory.note(f"CI uses {token} to push tags", "", "knowledge", "workspace")
-    path = memory.write_note(note)
+    path = layout.base / memory.write_note(note).file
 
     assert note.body == (
         "# CI uses [REDACTED:github_token] to push tags\n\n"
@@ -70,7 +70,7 @@ def test_a_note_is_a_working_tier_file_that_expires_after_the_configured_days(
     write_config(layout, json.dumps({"load": {"working_ttl_days": 3}}))
 
     note = memory.note("The cache warms slowly", "  speed up   tests ", "knowledge", "workspace")
-    path = memory.write_note(note)
+    path = layout.base / memory.write_note(note).file
 
     assert note.id == "note-the-cache-warms-slowly"
     assert path == layout.working / "note-the-cache-warms-slowly.md"
@@ -170,9 +170,15 @@ def test_promote_makes_a_note_durable_and_removes_it_from_working(
     note = memory.note("The cache warms slowly", "speed up tests", "knowledge", "workspace")
     memory.write_note(note)
 
-    path = memory.promote(note.id)
+    promoted_to = memory.promote(note.id)
 
-    assert path == layout.folder("knowledge") / "the-cache-warms-slowly.md"
+    assert promoted_to.data() == {
+        "note_id": "note-the-cache-warms-slowly",
+        "id": "the-cache-warms-slowly",
+        "file": "knowledge/the-cache-warms-slowly.md",
+        "text": "promoted note-the-cache-warms-slowly to the-cache-warms-slowly"
+        " in knowledge/the-cache-warms-slowly.md",
+    }
     assert md_files(layout) == ["knowledge/the-cache-warms-slowly.md"]
     promoted = memory.index.memory("the-cache-warms-slowly")
     assert promoted is not None
@@ -180,7 +186,7 @@ def test_promote_makes_a_note_durable_and_removes_it_from_working(
     assert promoted.get("source") == "note-promoted"
     assert "valid_until" not in promoted.fields
     assert "objective" not in promoted.fields
-    assert memory.verify() == [
+    assert memory.verify().files == [
         {"scope": "workspace", "path": "knowledge/the-cache-warms-slowly.md", "status": "ok"}
     ]
 
@@ -191,9 +197,9 @@ def test_promote_keeps_a_global_note_in_the_global_folder(
     note = memory.note("The cache warms slowly", "", "knowledge", "global")
     memory.write_note(note)
 
-    path = memory.promote(note.id)
+    promoted_to = memory.promote(note.id)
 
-    assert path == global_dir / "knowledge" / "the-cache-warms-slowly.md"
+    assert promoted_to.file == "global:knowledge/the-cache-warms-slowly.md"
     assert md_files(layout) == []
     assert sorted(p.relative_to(global_dir).as_posix() for p in global_dir.rglob("*.md")) == [
         "knowledge/the-cache-warms-slowly.md"

@@ -50,7 +50,10 @@ def test_an_update_of_an_unknown_memory_is_refused(memory: ProjectMemory) -> Non
     with pytest.raises(CandidateError) as refused:
         verdicts(memory, "TYPE: rule | TEXT: Indent with spaces | UPDATE: no-such-memory")
 
-    assert refused.value.detail == "UPDATE names a memory id that does not exist"
+    assert refused.value.detail == (
+        "candidate 1: UPDATE names a memory id 'no-such-memory' that does not exist"
+        " (engram search finds the id to update; leave UPDATE out to add a new memory)"
+    )
     assert refused.value.code == "INVALID_CANDIDATE"
 
 
@@ -288,7 +291,7 @@ def test_force_writes_adds_and_updates_and_defers_duplicates_and_supersedes_with
 
     outcome = memory.write(proposal, [1, 2, 4, 5], human_approved=False)
 
-    assert outcome.data() == {
+    assert {"written": outcome.written, "deferred": outcome.deferred} == {
         "written": [
             {
                 "number": 2,
@@ -308,13 +311,14 @@ def test_force_writes_adds_and_updates_and_defers_duplicates_and_supersedes_with
                 "number": 1,
                 "verdict": "SUPERSEDE unit-tests-first",
                 "reason": "related",
-                "hint": "engram load --id unit-tests-first",
+                "hint": "`engram load --id unit-tests-first`, then propose it with"
+                " UPDATE: unit-tests-first (or approve the SUPERSEDE through engram_commit)",
             },
             {
                 "number": 4,
                 "verdict": "NOOP duplicate of use-tabs",
                 "reason": "duplicate",
-                "hint": "engram load --id use-tabs",
+                "hint": "`engram load --id use-tabs` shows the memory that says it",
             },
         ],
     }
@@ -341,13 +345,15 @@ def test_an_update_rewrites_the_content_keeps_id_and_title_and_bumps_the_revisio
     assert outcome.written == [
         {"number": 1, "verdict": "UPDATE use-tabs", "id": "use-tabs", "file": "rules/use-tabs.md"}
     ]
-    assert memory.load(memory_id="use-tabs").text == (
+    assert memory.load(memory_id="use-tabs").packed == (
         "## Rule: Use tabs [use-tabs]\n- Indent with tabs of width 4\n"
     )
     updated = memory.index.memory("use-tabs")
     assert updated is not None
     assert updated.revision == 4
-    assert memory.verify() == [{"scope": "workspace", "path": "rules/use-tabs.md", "status": "ok"}]
+    assert memory.verify().files == [
+        {"scope": "workspace", "path": "rules/use-tabs.md", "status": "ok"}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -383,7 +389,7 @@ def test_an_add_never_overwrites_a_file_that_is_there(
     outcome = memory.write(proposal, [1], human_approved=True)
     assert outcome.written == []
     assert [entry["reason"] for entry in outcome.deferred] == [
-        "a file with this id exists (invalid?)"
+        "a file with this id exists and is not a valid memory"
     ]
     assert broken.read_text() == "not a memory file\n"
 

@@ -63,14 +63,15 @@ def test_force_at_a_deeper_level_defers_the_supersede_it_showed(
 
     outcome = buried.write(proposal, [1], human_approved=False)
 
-    assert outcome.data() == {
+    assert {"written": outcome.written, "deferred": outcome.deferred} == {
         "written": [],
         "deferred": [
             {
                 "number": 1,
                 "verdict": "SUPERSEDE target",
                 "reason": "related",
-                "hint": "engram load --id target",
+                "hint": "`engram load --id target`, then propose it with UPDATE: target"
+                " (or approve the SUPERSEDE through engram_commit)",
             }
         ],
     }
@@ -84,7 +85,7 @@ def test_force_at_the_default_level_writes_the_add_it_showed(
 
     outcome = buried.write(proposal, [1], human_approved=False)
 
-    assert outcome.data() == {
+    assert {"written": outcome.written, "deferred": outcome.deferred} == {
         "written": [
             {
                 "number": 1,
@@ -105,7 +106,7 @@ def test_a_commit_recomputes_verdicts_at_the_level_of_its_proposal(
 
     outcome = buried.commit(token, "all")
 
-    assert outcome.data() == {
+    assert {"written": outcome.written, "deferred": outcome.deferred} == {
         "written": [
             {
                 "number": 1,
@@ -135,14 +136,14 @@ def test_a_verdict_that_changed_since_the_preview_is_deferred_even_when_forced(
 
     outcome = memory.write(proposal, [1], human_approved=False)
 
-    assert outcome.data() == {
+    assert {"written": outcome.written, "deferred": outcome.deferred} == {
         "written": [],
         "deferred": [
             {
                 "number": 1,
                 "verdict": "UPDATE use-tabs",
                 "reason": "verdict changed since the proposal",
-                "hint": "engram load --id use-tabs",
+                "hint": "propose it again to see the new verdict",
             }
         ],
     }

@@ -142,7 +142,7 @@ def test_route_entries_are_in_load_order_not_sorted_by_score(
     _write_project(layout)
     query = "format the database migrations before release"
 
-    entries = memory.route_entries(query)
+    entries = memory.route_entries(query).entries
 
     # Rules first although "database-migrations" matches more; the rules that shared only
     # the stop words "the" and "before" with the task are not routed at all.

@@ -71,7 +71,7 @@ def test_a_question_in_english_finds_a_memory_written_in_french(
         "fusion": "reciprocal_rank",
     }
     assert hybrid.load(QUESTION).selected_keys[0] == "payment-retries"
-    assert hybrid.route_entries(QUESTION)[0]["id"] == "payment-retries"
+    assert hybrid.route_entries(QUESTION).entries[0]["id"] == "payment-retries"
 
 
 def test_a_memory_both_channels_find_carries_both(hybrid: ProjectMemory, layout: Layout) -> None:

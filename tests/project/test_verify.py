@@ -6,6 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from engram import __version__
 from engram.project.layout import Layout
 from engram.project.proposals import parse_candidate_lines
 from engram.project.workspace import ProjectMemory
@@ -22,7 +23,7 @@ def test_every_file_engram_wrote_verifies_ok_and_its_hash_is_the_sha256_of_its_t
 ) -> None:
     _save(memory, "TYPE: rule | TEXT: Use tabs\nTYPE: knowledge | TEXT: Staging is bluebird")
 
-    report = memory.verify()
+    report = memory.verify().files
 
     assert report == [
         {"scope": "workspace", "path": "knowledge/staging-is-bluebird.md", "status": "ok"},
@@ -44,7 +45,7 @@ def test_verify_reports_ok_missing_hash_hash_mismatch_and_missing_file(
     (layout.folder("skills") / "release-by-tagging-main.md").unlink()
     write_memory_file(layout, "written-by-hand", "knowledge", "Nobody told engram")
 
-    report = memory.verify()
+    report = memory.verify().files
 
     assert report == [
         {"scope": "workspace", "path": "knowledge/staging-is-bluebird.md", "status": "ok"},
@@ -61,7 +62,7 @@ def test_verify_reports_ok_missing_hash_hash_mismatch_and_missing_file(
 def test_working_notes_are_not_verified(memory: ProjectMemory) -> None:
     memory.write_note(memory.note("The cache warms slowly", "", "knowledge", "workspace"))
 
-    assert memory.verify() == []
+    assert memory.verify().files == []
 
 
 def test_verify_all_reports_workspace_and_global_files_with_their_scope(
@@ -71,10 +72,10 @@ def test_verify_all_reports_workspace_and_global_files_with_their_scope(
     _save(memory, "TYPE: knowledge | TEXT: My editor is helix", scope="global")
 
     assert (global_dir / "knowledge" / "my-editor-is-helix.md").is_file()
-    assert memory.verify("global") == [
+    assert memory.verify("global").files == [
         {"scope": "global", "path": "knowledge/my-editor-is-helix.md", "status": "ok"}
     ]
-    assert memory.verify("all") == [
+    assert memory.verify("all").files == [
         {"scope": "workspace", "path": "rules/use-tabs.md", "status": "ok"},
         {"scope": "global", "path": "knowledge/my-editor-is-helix.md", "status": "ok"},
     ]
@@ -83,7 +84,8 @@ def test_verify_all_reports_workspace_and_global_files_with_their_scope(
 def test_status_counts_memories_notes_invalid_files_and_hash_problems(
     memory: ProjectMemory, layout: Layout
 ) -> None:
-    assert memory.status() == {
+    assert memory.status().data() == {
+        "version": __version__,
         "root": str(layout.root),
         "memories": {"rule": 0, "skill": 0, "knowledge": 0},
         "notes": 0,
@@ -92,6 +94,8 @@ def test_status_counts_memories_notes_invalid_files_and_hash_problems(
         "roles": [],
         "rule_variant": "balanced",
         "healthy": True,
+        "text": f"engram {__version__} in {layout.root}: 0 rules, 0 skills, 0 knowledge,"
+        " 0 notes; 0 invalid files, 0 hash problems",
     }
 
     _save(memory, "TYPE: rule | TEXT: Use tabs\nTYPE: rule | TEXT: Write tests first")
@@ -102,7 +106,8 @@ def test_status_counts_memories_notes_invalid_files_and_hash_problems(
     memory.set_roles(["backend"])
     memory.set_rule_variant("strict")
 
-    assert memory.status() == {
+    assert memory.status().data() == {
+        "version": __version__,
         "root": str(layout.root),
         "memories": {"rule": 2, "skill": 1, "knowledge": 1},
         "notes": 1,
@@ -111,4 +116,9 @@ def test_status_counts_memories_notes_invalid_files_and_hash_problems(
         "roles": ["backend"],
         "rule_variant": "strict",
         "healthy": False,
+        "text": f"engram {__version__} in {layout.root}: 2 rules, 1 skill, 1 knowledge,"
+        " 1 note; 1 invalid file, 2 hash problems\n"
+        "`engram doctor` names the invalid files and what is wrong in each\n"
+        "`engram verify` lists the files with hash problems; `engram adopt PATH` records"
+        " a reviewed edit",
     }

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import click
 
+from engram.cli.output import json_option
 from engram.cli.workspace import ROOT_OPTION, workspace_root
 from engram.hosts.command import HostEnv
 
@@ -133,7 +134,7 @@ def _render(result: CheckResult) -> str:
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@json_option("Print the checks as JSON.")
 @click.option("--strict", is_flag=True, help="Exit with 1 on warnings too.")
 @ROOT_OPTION
 def doctor(as_json: bool, strict: bool, root: Path | None) -> None:

@@ -24,6 +24,14 @@ linked at all), ``host.gemini_trust`` (a Gemini ``mcpServers.engram`` with
 ``[mcp_servers.engram.tools.engram_commit] approval_mode = "approve"`` would not
 ask before every commit) and ``host.hook`` (an installed session hook's command
 exists).
+
+Codex skips without a word what it is not allowed to run, so four checks say why
+engram would not run there (:mod:`engram.hosts.codex`): ``host.codex_enabled`` (an
+entry with ``enabled = false``), ``host.codex_trust`` (a project whose
+``.codex/config.toml`` or ``.codex/hooks.json`` engram wrote, not trusted in
+``~/.codex/config.toml``), ``host.codex_hook_trust`` (engram's hook, which Codex
+runs only once the person has trusted it) and ``host.codex_hooks`` (hooks switched
+off in ``[features]``).
 """
 
 from __future__ import annotations
@@ -36,13 +44,19 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
+from engram.errors import HostConfigError
+from engram.hosts import codex
 from engram.hosts.command import HostEnv
 from engram.hosts.entries import commit_approved
+from engram.hosts.files import read_text, strip_bom
+from engram.hosts.host_state import HostFinding, claude_approval, gemini_findings
+from engram.hosts.jsonc import parse, to_python
 from engram.hosts.masking import MASK, masks, shown_command, shown_options, shown_shell
-from engram.hosts.survey import Registration, session_hooks, survey
+from engram.hosts.survey import HookState, Registration, session_hooks, survey
 from engram.testing.clients import StdioClient
 
 __all__ = ["Handshake", "handshake", "host_checks"]
@@ -231,6 +245,125 @@ def _codex_approval(registrations: list[Registration]) -> Iterator[CheckResult]:
             )
 
 
+def _codex_enabled(registrations: list[Registration]) -> Iterator[CheckResult]:
+    for registration in registrations:
+        if registration.target.name != "codex":
+            continue
+        subject = registration.subject
+        if registration.entry.get("enabled") is False:
+            yield CheckResult(
+                "host.codex_enabled",
+                "warn",
+                "warning",
+                "[mcp_servers.engram] sets enabled = false, so Codex does not start engram-mcp",
+                f"remove enabled = false from [mcp_servers.engram] in {registration.path}",
+                subject,
+            )
+        else:
+            message = "Codex starts engram-mcp (no enabled = false)"
+            yield CheckResult("host.codex_enabled", "pass", "warning", message, None, subject)
+
+
+def _codex_trust(root: Path, level: str | None, files: list[Path], user: Path) -> CheckResult:
+    """Whether Codex reads the project files engram wrote: only in a trusted project."""
+    subject = f"codex (project: {root})"
+    shown = " and ".join(str(path) for path in files)
+    table = f"[projects.{json.dumps(str(root))}]"
+    if level == "trusted":
+        message = f"Codex trusts {root}, so it reads {shown}"
+        return CheckResult("host.codex_trust", "pass", "warning", message, None, subject)
+    if level is None:
+        message = f"Codex ignores {shown}: {root} is not a trusted project (no {table} in {user})"
+        fix = (
+            f'start codex in {root} and answer "Trust this folder?" with yes '
+            f'(or add {table} trust_level = "trusted" to {user})'
+        )
+    else:
+        message = f'Codex ignores {shown}: {table} has trust_level = "{level}" in {user}'
+        fix = f'set trust_level = "trusted" under {table} in {user}'
+    return CheckResult("host.codex_trust", "warn", "warning", message, fix, subject)
+
+
+def _codex_hook_keys(state: HookState) -> list[tuple[str, ...]]:
+    """The keys under which Codex records trust in each of engram's hook items (the
+    file's path as written and as resolved: either may be Codex's)."""
+    _, text = strip_bom(read_text(state.path) or "")
+    try:
+        document = to_python(text, parse(text, jsonc=False, source=state.path))
+    except HostConfigError:  # installed_hooks read it a moment ago; changed since
+        return []
+    hooks = document.get("hooks") if isinstance(document, dict) else None
+    items = hooks.get("SessionStart") if isinstance(hooks, dict) else None
+    paths = dict.fromkeys((state.path, state.path.resolve()))
+    return [
+        tuple(codex.hook_trust_key(path, "SessionStart", group, item) for path in paths)
+        for group, item in codex.engram_hook_positions(items if isinstance(items, list) else [])
+    ]
+
+
+def _codex_hook_trust(
+    state: HookState, config: dict[str, Any] | None, root: Path, user: Path
+) -> Iterator[CheckResult]:
+    subject = f"codex ({state.path})"
+    for keys in _codex_hook_keys(state):
+        if any(codex.hook_trusted(config, key) for key in keys):
+            message = (
+                "you trusted engram's SessionStart hook in Codex (Codex asks again once "
+                "it changes, as after engram upgrade)"
+            )
+            yield CheckResult("host.codex_hook_trust", "pass", "warning", message, None, subject)
+            continue
+        message = (
+            "Codex skips engram's SessionStart hook until you trust it "
+            f'(no [hooks.state."{keys[0]}"] trusted_hash in {user})'
+        )
+        fix = (
+            f'start codex in {root} and choose "Trust all and continue" when it says '
+            '"Hooks need review" (or trust it with /hooks)'
+        )
+        yield CheckResult("host.codex_hook_trust", "warn", "warning", message, fix, subject)
+
+
+def _codex_hooks_feature(files: dict[Path, dict[str, Any] | None]) -> CheckResult:
+    for path, config in files.items():
+        flag = codex.hooks_switched_off(config)
+        if flag is not None:
+            return CheckResult(
+                "host.codex_hooks",
+                "warn",
+                "warning",
+                f"[features] {flag} = false in {path} turns Codex's hooks off, so "
+                "engram's SessionStart hook never runs",
+                f"remove {flag} = false from [features] in {path} (hooks are on by default)",
+                "codex",
+            )
+    message = "Codex's hooks are on ([features] hooks, on by default)"
+    return CheckResult("host.codex_hooks", "pass", "warning", message, None, "codex")
+
+
+def _codex_checks(
+    context: DoctorContext, registrations: list[Registration]
+) -> Iterator[CheckResult]:
+    """What Codex needs before it runs engram's project files: trust, hook trust, hooks on."""
+    yield from _codex_enabled(registrations)
+    env = context.env
+    hooks = [state for state in session_hooks(env) if state.target.name == "codex"]
+    files = [r.path for r in registrations if r.target.name == "codex" and r.scope == "workspace"]
+    files += [state.path for state in hooks]
+    user = codex.user_config_path(env)
+    config = codex.read_config(user)
+    if not files or (config is None and user.exists()):
+        return  # a broken user file is reported once, by host.config
+    root = codex.project_root(env.workspace, config)
+    if not codex.in_home(env):  # in the home, .codex is the user's own: no project trust
+        yield _codex_trust(root, codex.trust_level(config, root), files, user)
+    for state in hooks:
+        yield from _codex_hook_trust(state, config, root, user)
+    if hooks:
+        project = env.workspace / ".codex" / "config.toml"
+        yield _codex_hooks_feature({user: config, project: codex.read_config(project)})
+
+
 def _hook_checks(context: DoctorContext) -> Iterator[CheckResult]:
     for state in session_hooks(context.env):
         subject = f"{state.target.name} ({state.path})"
@@ -266,5 +399,37 @@ def host_checks(context: DoctorContext) -> Iterator[CheckResult]:
     for registration in registrations:
         yield from _registration_checks(registration, context)
     yield from _gemini_trust(registrations)
+    yield from _host_decisions(context, registrations)
     yield from _codex_approval(registrations)
+    yield from _codex_checks(context, registrations)
     yield from _hook_checks(context)
+
+
+def _host_decisions(
+    context: DoctorContext, registrations: list[Registration]
+) -> Iterator[CheckResult]:
+    """What Claude Code and Gemini CLI decided about the registrations they read:
+    approved, trusted, enabled (:mod:`engram.hosts.host_state`)."""
+    for registration in registrations:
+        name, scope = registration.target.name, registration.scope
+        findings: list[HostFinding] = []
+        if name == "claude" and scope == "workspace" and registration.path.name == ".mcp.json":
+            finding = claude_approval(context.env)
+            if finding is None:
+                message = "Claude Code was told to start the project's engram server"
+                yield CheckResult(
+                    "host.claude_approval", "pass", "warning", message, None, registration.subject
+                )
+            else:
+                findings.append(finding)
+        elif name == "gemini":
+            findings += gemini_findings(context.env, workspace_entry=scope == "workspace")
+        for finding in findings:
+            yield CheckResult(
+                finding.check,
+                finding.severity,
+                "error" if finding.severity == "fail" else "warning",
+                finding.detail,
+                finding.fix,
+                registration.subject,
+            )

@@ -30,7 +30,6 @@ def project_checks(context: DoctorContext) -> Iterator[CheckResult]:
 
     try:
         memory = open_project(context.root)
-        config = memory.config()
     except NotInitialized:
         yield CheckResult(
             "config.resolved",
@@ -40,9 +39,21 @@ def project_checks(context: DoctorContext) -> Iterator[CheckResult]:
             "run `engram init` in the repository",
         )
         return
+    except EngramError as error:  # its detail names what is wrong and what to do
+        yield CheckResult("project.open", "fail", "error", error.detail, "see the message")
+        return
+    try:
+        yield from _project_memory_checks(memory)
+    finally:
+        memory.close()
+
+
+def _project_memory_checks(memory: ProjectMemory) -> Iterator[CheckResult]:
+    try:
+        config = memory.config()
     except EngramError as error:
         yield CheckResult(
-            "config.resolved", "fail", "error", error.detail, "fix .agents/.engram/config.json"
+            "config.resolved", "fail", "error", error.detail, "edit .agents/.engram/config.json"
         )
         return
     yield CheckResult(
@@ -53,19 +64,37 @@ def project_checks(context: DoctorContext) -> Iterator[CheckResult]:
         subject=str(memory.layout.base),
     )
     yield from _index_checks(memory)
-    for entry in memory.verify("workspace"):
+    for entry in memory.verify("workspace").files:
         if entry["status"] != "ok":
             yield CheckResult(
                 "hash.mismatch",
                 "warn",
                 "warning",
                 entry["status"],
-                "review the change, then save it through engram",
+                "review the file, then `engram adopt PATH` records it as reviewed"
+                " (or `git checkout -- PATH` restores it)",
                 subject=entry["path"],
             )
 
 
 def _index_checks(memory: ProjectMemory) -> Iterator[CheckResult]:
+    if memory.index.rebuilt:
+        yield CheckResult(
+            "index.health",
+            "warn",
+            "warning",
+            "the index was damaged and has been rebuilt from the memory files",
+            "nothing to do (usage counts started again)",
+        )
+    location = memory.index_path
+    if location != memory.layout.index:
+        yield CheckResult(
+            "index.location",
+            "pass",
+            "info",
+            f"{memory.layout.base} is read-only: the index lives in {location.parent}",
+            subject=str(location),
+        )
     try:
         memory.refresh()
         entries = len(memory.index.memories())

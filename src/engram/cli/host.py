@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Literal
 
 import click
 
+from engram.cli.output import json_option
+
 if TYPE_CHECKING:  # the engine is imported by the command that needs it
     from engram.host.runtime import HostMemory
     from engram.memory.maintenance import Maintenance
@@ -114,7 +116,7 @@ def _maintenance(profile: Path) -> Maintenance:
 
 @host.command("pending")
 @PROFILE_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option("Print JSON.")
 def pending(profile: Path, as_json: bool) -> None:
     """List open confirmation requests and candidates awaiting adjudication."""
     items = _maintenance(profile).pending()

@@ -52,9 +52,11 @@ def _report(plan: Plan, env: HostEnv, dry_run: bool) -> None:
             click.echo(f"would change {_shown(change.path, env)}: {change.summary}")
             click.echo(change.diff(), nl=False)
     else:
-        for change in apply(changed):
+        for change in apply(changed, env.backups, (env.workspace, env.home)):
             verb = "removed" if change.after is None else "wrote"
             click.echo(f"{verb} {_shown(change.path, env)}: {change.summary}")
+        if any(change.backup and change.before is not None for change in changed):
+            click.echo(f"previous versions kept in {_shown(env.backups, env)}")
     for note in plan.notes:
         click.echo(f"note: {note}")
     if not changed and not plan.notes:

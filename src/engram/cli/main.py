@@ -9,6 +9,7 @@ message (which could carry data).
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,7 @@ import click
 from engram import __version__
 from engram.cli.doctor import doctor
 from engram.cli.link import link, unlink, upgrade
+from engram.cli.output import JSON_MARK
 from engram.errors import EngramError
 
 __all__ = ["cli", "main"]
@@ -26,15 +28,23 @@ EXIT_INTERNAL = 70
 
 
 class _Failure(click.ClickException):
-    """An :class:`EngramError` as click shows it: ``engram: <detail>``, its exit code."""
+    """An :class:`EngramError` as click shows it: ``engram: <detail>`` on stderr, or,
+    for a command run with ``--json``, ``{"ok": false, "error": {"code", "message"}}`` on
+    stdout; with its exit code."""
 
-    def __init__(self, error: EngramError) -> None:
+    def __init__(self, error: EngramError, as_json: bool) -> None:
         super().__init__(error.detail)
+        self.code = error.code
+        self.as_json = as_json
         # click declares exit_code on the class, yet reads it from the instance.
         self.exit_code = error.exit_code  # type: ignore[misc]
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"engram: {self.message}", err=True, file=file)
+        if self.as_json:
+            failure = {"ok": False, "error": {"code": self.code, "message": self.message}}
+            click.echo(json.dumps(failure, indent=2, ensure_ascii=False), file=file)
+        else:
+            click.echo(f"engram: {self.message}", err=True, file=file)
 
 
 class _EngramGroup(click.Group):
@@ -42,7 +52,7 @@ class _EngramGroup(click.Group):
         try:
             return super().invoke(ctx)
         except EngramError as error:
-            raise _Failure(error) from error
+            raise _Failure(error, bool(ctx.meta.get(JSON_MARK))) from error
 
 
 @click.group(cls=_EngramGroup, context_settings={"help_option_names": ["-h", "--help"]})

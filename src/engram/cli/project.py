@@ -4,43 +4,65 @@ thin commands over :mod:`engram.project`, mirroring the ``engram_*`` tools."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import click
 from click.core import ParameterSource
 
+from engram.cli.output import json_option
+
 if TYPE_CHECKING:  # the domain is imported by the command that needs it
     from engram.hosts.hook_output import HookInput
-    from engram.project.workspace import ProjectMemory
+    from engram.project.results import Outcome
+    from engram.project.workspace import ProjectMemory, Proposal
 
 __all__ = ["PROJECT_COMMANDS"]
 
 
 def _project() -> ProjectMemory:
+    from engram.cli.progress import TerminalProgress
     from engram.compose import open_project
 
-    return open_project(Path.cwd())
+    memory = open_project(Path.cwd(), progress=TerminalProgress())
+    # Closed when the command ends: the retrieval counts are written, the index let go.
+    click.get_current_context().call_on_close(memory.close)
+    if memory.index.rebuilt:
+        click.echo(
+            "engram: the index (derived from the memory files) was damaged; it was rebuilt",
+            err=True,
+        )
+    return memory
 
 
-def _emit(data: object, as_json: bool, text: str) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text.rstrip("\n"))
+class _Result(Protocol):
+    def text(self) -> str: ...
+
+    def data(self) -> dict[str, Any]: ...
+
+
+def _emit(result: _Result, as_json: bool) -> None:
+    """Print a result: its own words, or (``--json``) its data."""
+    data = result.data()
+    click.echo(
+        json.dumps(data, indent=2, ensure_ascii=False) if as_json else result.text().rstrip("\n")
+    )
 
 
 @click.command("init")
-def init() -> None:
+@json_option()
+def init(as_json: bool) -> None:
     """Create .agents/.engram/ here (memory folders, .gitignore entries)."""
     from engram.project.layout import init_layout
+    from engram.project.results import Initialized
 
     layout, created = init_layout(Path.cwd())
-    click.echo(
-        f"engram memory in {layout.base}"
-        + (f" (created {', '.join(created)})" if created else " (already there)")
-    )
+    _emit(Initialized(str(layout.base), created), as_json)
 
 
 @click.command("load")
@@ -50,7 +72,7 @@ def init() -> None:
 @click.option("--cards", is_flag=True, help="One-line cards only.")
 @click.option("--full", is_flag=True, help="Every section and the metadata.")
 @click.option("--explain", is_flag=True, help="Why each memory was chosen or omitted.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def load(
     query: str | None,
     memory_id: str | None,
@@ -71,61 +93,48 @@ def load(
         full=full,
         explain=explain,
     )
-    _emit(result.data(explain), as_json, result.text)
+    _emit(result, as_json)
 
 
 @click.command("search")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def search(query: str, limit: int, as_json: bool) -> None:
     """Search memory (BM25, fused with the semantic channel where it is installed)."""
-    found = _project().search(query, limit)
-    text = "\n".join(
-        f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in found.entries
-    )
-    _emit(found.entries, as_json, text or "no match")
+    _emit(_project().search(query, limit), as_json)
 
 
 @click.command("route")
 @click.argument("query")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def route(query: str, as_json: bool) -> None:
     """List the memories QUERY routes to, in load order."""
-    entries = _project().route_entries(query)
-    _emit(entries, as_json, "\n".join(f"{e['id']} ({e['type']}, {e['how']})" for e in entries))
+    _emit(_project().route_entries(query), as_json)
 
 
 @click.command("verify")
 @click.option("--scope", type=click.Choice(["workspace", "global", "all"]), default="workspace")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def verify(scope: str, as_json: bool) -> None:
     """Compare memory files with memory.hashes.json (exit 1 on any problem)."""
     report = _project().verify(scope)
-    _emit(report, as_json, "\n".join(f"{e['status']}: {e['path']}" for e in report) or "no files")
-    if any(entry["status"] != "ok" for entry in report):
+    _emit(report, as_json)
+    if not report.ok:
         sys.exit(1)
 
 
 @click.command("status")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def status(as_json: bool) -> None:
     """Health and counters of this project's memory."""
-    state = _project().status()
-    counts = state["memories"]
-    _emit(
-        state,
-        as_json,
-        f"{state['root']}: {counts['rule']} rules, {counts['skill']} skills, "
-        f"{counts['knowledge']} knowledge, {state['notes']} notes; "
-        f"{state['invalid_files']} invalid, {state['hash_mismatches']} hash problems",
-    )
+    _emit(_project().status(), as_json)
 
 
 @click.command("save-session")
 @click.argument("shortcut", nargs=-1, metavar="[last N sessions]")
 @click.option(
-    "--file", "source", type=click.File("r"), default="-", help="Candidate lines (default: stdin)."
+    "--file", "source", type=click.File("rb"), default="-", help="Candidate lines (default: stdin)."
 )
 @click.option("-f", "--force", is_flag=True, help="Write the ready candidates now.")
 @click.option(
@@ -136,14 +145,16 @@ def status(as_json: bool) -> None:
     help="How many related memories each candidate is compared with.",
 )
 @click.option("--scope", type=click.Choice(["workspace", "global"]), default="workspace")
+@json_option()
 @click.pass_context
 def save_session(
     ctx: click.Context,
     shortcut: tuple[str, ...],
-    source: TextIO,
+    source: BinaryIO,
     force: bool,
     query_level: int,
     scope: str,
+    as_json: bool,
 ) -> None:
     """Propose candidates, one line each; with --force, write them.
 
@@ -166,18 +177,59 @@ def save_session(
             )
         query_level = level
     memory = _project()
-    proposal = memory.propose(parse_candidate_lines(source.read(), scope), scope, query_level)
-    click.echo(proposal.preview)
-    if not force:
-        click.echo("\n(dry run: nothing written; add --force to write)")
-        return
-    outcome = memory.write(
-        proposal, list(range(1, len(proposal.candidates) + 1)), human_approved=False
+    text = _candidate_text(source, quiet=as_json)
+    proposal = memory.propose(parse_candidate_lines(text, scope), scope, query_level)
+    outcome = (
+        memory.write(proposal, list(range(1, len(proposal.candidates) + 1)), human_approved=False)
+        if force
+        else None
     )
-    for entry in outcome.written:
-        click.echo(f"wrote {entry['file']}")
-    for entry in outcome.deferred:
-        click.echo(f"deferred {entry['number']} ({entry['verdict']}): read `{entry['hint']}`")
+    _emit(_Saved(proposal, outcome), as_json)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Saved:
+    """What ``save-session`` shows: the preview, then what was written (or that it was a
+    dry run)."""
+
+    proposal: Proposal
+    outcome: Outcome | None
+
+    def text(self) -> str:
+        if self.outcome is None:
+            return self.proposal.preview + "\n\n(dry run: nothing written; add --force to write)"
+        return self.proposal.preview + "\n\n" + self.outcome.text()
+
+    def data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "preview": self.proposal.preview,
+            "verdicts": [verdict.line() for verdict in self.proposal.verdicts],
+            "written": [] if self.outcome is None else self.outcome.written,
+            "deferred": [] if self.outcome is None else self.outcome.deferred,
+            "dry_run": self.outcome is None,
+        }
+        return {**data, "text": self.text()}
+
+
+def _candidate_text(source: BinaryIO, quiet: bool) -> str:
+    """The candidate lines, read whole; a terminal is told what to type."""
+    from engram.errors import CandidateError
+
+    if source.isatty() and not quiet:
+        click.echo(
+            "engram: type the candidate lines ('TYPE: rule | TEXT: ...', one per line),"
+            " then Ctrl-D (or pass --file FILE, or pipe them in)",
+            err=True,
+        )
+    data = source.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CandidateError(
+            f"line {line}: the candidate lines are not UTF-8 text (byte {exc.start}):"
+            " save them as UTF-8 and run the command again"
+        ) from exc
 
 
 def _counted_level(words: tuple[str, ...]) -> int:
@@ -197,35 +249,67 @@ def _counted_level(words: tuple[str, ...]) -> int:
 
 @click.command("promote")
 @click.argument("note_id")
-def promote(note_id: str) -> None:
+@json_option()
+def promote(note_id: str, as_json: bool) -> None:
     """Make a working note durable."""
-    path = _project().promote(note_id)
-    click.echo(f"promoted to {path}")
+    _emit(_project().promote(note_id), as_json)
+
+
+@click.command("note")
+@click.argument("text")
+@click.option("--objective", default="", help="The task the note serves (hooks show its notes).")
+@click.option(
+    "--type", "memory_type", type=click.Choice(["rule", "skill", "knowledge"]), default="knowledge"
+)
+@click.option("--scope", type=click.Choice(["workspace", "global"]), default="workspace")
+@json_option()
+def note(text: str, objective: str, memory_type: str, scope: str, as_json: bool) -> None:
+    """Record a working note (redacted; expires after load.working_ttl_days).
+
+    You write it, so it is saved at once; an agent's engram_note waits for your yes.
+    `engram promote NOTE_ID` makes a note durable.
+    """
+    memory = _project()
+    _emit(memory.write_note(memory.note(text, objective, memory_type, scope)), as_json)
+
+
+@click.command("adopt")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--yes", is_flag=True, help="Record the files as reviewed (else: show only).")
+@json_option()
+def adopt(paths: tuple[Path, ...], yes: bool, as_json: bool) -> None:
+    """Review hand-edited or imported Markdown into memory.
+
+    Shows, for each PATH (default: every memory file whose hash differs from the one
+    engram recorded), whether it is valid and what adopting changes; with --yes,
+    records it: a plain Markdown note gets its frontmatter, and every adopted file's
+    hash is recorded, so `engram verify` passes. Exit 1 when a file cannot be adopted.
+    """
+    plan = _project().adopt(list(paths) or None, record=yes)
+    _emit(plan, as_json)
+    if len(plan.adoptable) < len(plan.items):
+        sys.exit(1)
 
 
 @click.command("set-role")
-@click.argument("roles", nargs=-1, required=True)
-def set_role(roles: tuple[str, ...]) -> None:
-    """Set the active roles (agents should re-run engram_load)."""
-    config = _project().set_roles(list(roles))
-    click.echo(
-        f"roles: {', '.join(config.roles)}. Agents: re-run engram_load and replace what "
-        "you loaded before."
-    )
+@click.argument("roles", nargs=-1)
+@click.option("--clear", is_flag=True, help="Clear the roles.")
+@json_option()
+def set_role(roles: tuple[str, ...], clear: bool, as_json: bool) -> None:
+    """Set the active roles, or clear them (agents should re-run engram_load)."""
+    if bool(roles) == clear:
+        raise click.UsageError("give the ROLES to set, or --clear (not both)")
+    _emit(_project().set_roles(list(roles)), as_json)
 
 
 @click.command("set-rule-variant")
 @click.argument("variant", type=click.Choice(["off", "light", "balanced", "strict", "status"]))
-def set_rule_variant(variant: str) -> None:
+@json_option()
+def set_rule_variant(variant: str, as_json: bool) -> None:
     """Choose which rule variants loads show (or print the current one with 'status')."""
     memory = _project()
-    if variant == "status":
-        click.echo(f"rule variant: {memory.config().rule_variant}")
-        return
-    click.echo(
-        f"rule variant: {memory.set_rule_variant(variant).rule_variant}. Agents: re-run "
-        "engram_load and replace what you loaded before."
-    )
+    settings = memory.settings() if variant == "status" else memory.set_rule_variant(variant)
+    _emit(settings, as_json)
 
 
 @click.command("hook")
@@ -242,9 +326,11 @@ def hook(host: str, budget_tokens: int | None) -> None:
 
     def context(given: HookInput) -> str:
         memory = open_project(given.root or Path.cwd())
-        return str(
-            memory.session_context(budget_tokens, os.environ.get("ENGRAM_SESSION_OBJECTIVE"))
-        )
+        try:
+            objective = os.environ.get("ENGRAM_SESSION_OBJECTIVE")
+            return str(memory.session_context(budget_tokens, objective))
+        finally:
+            memory.close()
 
     sys.exit(run_hook(host, context))
 
@@ -258,6 +344,8 @@ PROJECT_COMMANDS = (
     status,
     save_session,
     promote,
+    note,
+    adopt,
     set_role,
     set_rule_variant,
     hook,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from engram.crypto.sealing import KEY_BYTES
+from engram.durable import write_atomic
 from engram.errors import TrustedContextUnavailable
 
 __all__ = ["KeyRing", "add_kek", "create_keyring", "load_keyring", "retire_kek"]
@@ -40,11 +41,7 @@ class KeyRing:
 
 
 def _write_secret(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    write_atomic(path, data, mode=0o600, exclusive=True)
 
 
 def create_keyring(directory: Path) -> KeyRing:
@@ -67,10 +64,7 @@ def add_kek(directory: Path) -> str:
     number = 1 + max(int(kek_id.removeprefix("k")) for kek_id in ring.keks)
     kek_id = f"k{number}"
     _write_secret(directory / f"kek-{kek_id}.key", secrets.token_bytes(KEY_BYTES))
-    temporary = directory / f"{_CURRENT}.tmp"
-    temporary.unlink(missing_ok=True)
-    _write_secret(temporary, kek_id.encode())
-    os.replace(temporary, directory / _CURRENT)
+    write_atomic(directory / _CURRENT, kek_id.encode(), mode=0o600)
     return kek_id
 
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from engram.crypto.keyfiles import create_keyring
+from engram.durable import write_atomic
 from engram.errors import UsageError
 from engram.host.profile import PROFILE_NAME, load_profile, render_profile
 from engram.memory.binding import MEMORY_TOOLS
@@ -85,8 +86,6 @@ def init_host(
         semantic=semantic,
         confirm_via=confirm_via,
     )
-    descriptor = os.open(profile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    write_atomic(profile, text, mode=0o600, exclusive=True)
     load_profile(profile)  # what we wrote must be trusted as written
     return profile

@@ -1,9 +1,10 @@
 """Managed blocks: the lines between an engram start marker and its end marker.
 
 Markdown instruction files (``AGENTS.md``, ``CLAUDE.md``, ``GEMINI.md``) carry
-``<!-- engram:start -->`` … ``<!-- engram:end -->``; Codex's ``config.toml`` carries
-``# engram:start`` … ``# engram:end`` around its ``[mcp_servers.engram]`` tables.
-Everything outside the markers belongs to the person and is never touched.
+``<!-- engram:start -->`` … ``<!-- engram:end -->``. Everything outside the markers
+belongs to the person and is never touched. (Codex's ``config.toml`` has no block:
+Codex drops comments when it rewrites its MCP tables, so engram's part there is
+its table alone; :mod:`.toml_block`.)
 
 A file with a duplicated marker, an end before its start, or only one of the two
 is refused with :class:`~engram.errors.ManagedBlockCorrupt`: guessing which lines
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from engram.errors import ManagedBlockCorrupt
 
-__all__ = ["MARKDOWN", "TOML", "Markers", "block_body", "find_block", "remove_block", "set_block"]
+__all__ = ["MARKDOWN", "Markers", "block_body", "find_block", "remove_block", "set_block"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,6 @@ class Markers:
 
 
 MARKDOWN = Markers("<!-- engram:start -->", "<!-- engram:end -->")
-TOML = Markers("# engram:start", "# engram:end")
 
 
 def _is_marker(line: str, token: str) -> bool:

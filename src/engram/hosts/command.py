@@ -1,14 +1,16 @@
 """Which command a host runs to start engram, and where things live on this machine.
 
-The command form (mcp-server.txt, "Registration"): ``engram-mcp`` when it is on
-``PATH``; otherwise the absolute path of the ``engram-mcp`` script installed next to
-the running interpreter (``<venv>/bin/engram-mcp``), pinned to this version by the
-``ENGRAM_PINNED_VERSION`` marker in the entry's environment. That absolute path is the
-Python equivalent of upstream's ``npx -y --package @…@<version> engram-mcp``: it runs
-exactly the installation that wrote it, offline, with no package manager at start-up
-(docs/hosts.md, "Command form", says why not ``pipx run`` or ``uvx``). When even
-that script is missing (a checkout run with ``python -m engram``), the interpreter
-itself is used: ``<python> -m engram.mcp``.
+The command form (mcp-server.txt, "Registration"; docs/hosts.md, "Command form"):
+``engram-mcp`` when it is on ``PATH``. Otherwise, when this engram was installed from a
+package index (so the index holds this exact version) and ``uvx`` is on ``PATH``, the
+runner pinned to this version, ``uvx --from engram-trust==<version> engram-mcp`` (``pipx
+run --spec …`` when only pipx is there): the Python equivalent of upstream's ``npx -y
+--package @…@<version> engram-mcp``. Otherwise (installed from a checkout, or no
+runner) the absolute path of the ``engram-mcp`` script next to the running interpreter
+(``<venv>/bin/engram-mcp``). Every form but the bare name is pinned to this version by
+the ``ENGRAM_PINNED_VERSION`` marker in the entry's environment. When even that script
+is missing (a checkout run with ``python -m engram``), the interpreter itself is used:
+``<python> -m engram.mcp``.
 
 :class:`HostEnv` is the one place that reads ``HOME``, ``XDG_CONFIG_HOME`` and
 ``PATH``; everything else receives it, so tests run in a temporary home.
@@ -33,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engram import __version__
+from engram import DISTRIBUTION, __version__
 
 __all__ = [
     "ENGRAM_VARIABLES",
@@ -80,12 +82,23 @@ class HostEnv:
     which: Callable[[str], str | None] = field(default=shutil.which, compare=False)
     executable: Path = field(default_factory=lambda: Path(sys.executable))
     version: str = __version__
+    #: ``$XDG_STATE_HOME`` (``None``: ``~/.local/state``), where backups are kept.
+    state_home: Path | None = None
+    #: Whether this engram was installed from a package index (which then holds its
+    #: version, so a runner pinned to it can fetch it).
+    from_index: bool = False
+
+    @property
+    def backups(self) -> Path:
+        """Where the previous version of every host file engram changes is kept."""
+        return (self.state_home or self.home / ".local" / "state") / "engram" / "backups"
 
     @classmethod
     def from_environ(
         cls, workspace: Path | None = None, environ: Mapping[str, str] | None = None
     ) -> HostEnv:
-        """Read ``HOME`` and ``XDG_CONFIG_HOME`` (default ``$HOME/.config``)."""
+        """Read ``HOME``, ``XDG_CONFIG_HOME`` (default ``$HOME/.config``) and
+        ``XDG_STATE_HOME`` (default ``$HOME/.local/state``)."""
         env = os.environ if environ is None else environ
         home = Path(env.get("HOME") or Path.home())
         config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
@@ -95,6 +108,8 @@ class HostEnv:
             home=home,
             config_home=config_home,
             which=lambda name: shutil.which(name, path=path),
+            state_home=Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else None,
+            from_index=_installed_from_index(),
         )
 
 
@@ -127,10 +142,29 @@ def _installed(env: HostEnv, script: str) -> ServerCommand | None:
 
 def server_command(env: HostEnv) -> ServerCommand:
     """The command a host entry runs to start ``engram-mcp``."""
+    if env.which(SERVER_SCRIPT):
+        return ServerCommand(SERVER_SCRIPT)
+    spec = f"{DISTRIBUTION}=={env.version}"
+    if env.from_index and env.which("uvx"):
+        return ServerCommand("uvx", ("--from", spec, SERVER_SCRIPT), pinned=env.version)
+    if env.from_index and env.which("pipx"):
+        return ServerCommand("pipx", ("run", "--spec", spec, SERVER_SCRIPT), pinned=env.version)
     found = _installed(env, SERVER_SCRIPT)
     if found is not None:
         return found
     return ServerCommand(str(env.executable), _MODULE_PREFIX, pinned=env.version)
+
+
+def _installed_from_index() -> bool:
+    """Whether the running engram came from a package index: its distribution has no
+    ``direct_url.json`` (PEP 610), which a checkout, a path or a VCS URL leaves."""
+    from importlib import metadata
+
+    try:
+        distribution = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return False  # run from a checkout without installing it
+    return distribution.read_text("direct_url.json") is None
 
 
 def hook_command(env: HostEnv, host: str) -> str:

@@ -6,9 +6,13 @@ what would happen and a file that cannot be parsed stops everything before the
 first write. :func:`apply` then writes each changed file atomically: the new text
 goes to a temporary file in the same directory, which replaces the old one with
 ``os.replace`` (so a reader never sees half a file), after the previous version has
-been copied to ``<file>.engram-backup``. (A file engram removes held nothing but
-engram's own entry, so it leaves no backup.) A symbolic link (a dotfile manager's) is
-followed, so the link survives and its target is what changes.
+been copied to engram's backup folder (``$XDG_STATE_HOME/engram/backups``, by default
+``~/.local/state/engram/backups``; one generation per file, readable by its owner only):
+never beside the file, where it would sit untracked in a repository with whatever the
+file held (another server's API key). A file engram removes held nothing but engram's
+own entry, so it leaves no backup; the folders its removal empties (``.claude/commands/``)
+are removed too, up to the workspace or the home. A symbolic link (a dotfile manager's)
+is followed, so the link survives and its target is what changes.
 
 Text is kept exactly: UTF-8 with its byte-order mark if it had one, and its line
 endings untouched (files are read and written with ``newline=""``).
@@ -17,18 +21,18 @@ endings untouched (files are read and written with ``newline=""``).
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
-import shutil
-import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from engram.durable import write_atomic
 from engram.errors import HostConfigUnparseable
 from engram.hosts.masking import masked_texts
 
-__all__ = ["BACKUP_SUFFIX", "Change", "apply", "backup_path", "read_text", "strip_bom"]
+__all__ = ["Change", "apply", "backup_path", "read_text", "strip_bom"]
 
-BACKUP_SUFFIX = ".engram-backup"
 _BOM = "\ufeff"
 
 
@@ -66,9 +70,11 @@ class Change:
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def backup_path(path: Path) -> Path:
-    """Where the previous version of ``path`` is kept."""
-    return path.with_name(path.name + BACKUP_SUFFIX)
+def backup_path(backups: Path, path: Path) -> Path:
+    """Where the previous version of ``path`` is kept in the ``backups`` folder: its name
+    after a digest of its whole path (two ``settings.json`` never share a backup)."""
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    return backups / f"{digest}-{path.name}"
 
 
 def read_text(path: Path) -> str | None:
@@ -92,8 +98,10 @@ def strip_bom(text: str) -> tuple[str, str]:
     return (_BOM, text[1:]) if text.startswith(_BOM) else ("", text)
 
 
-def apply(changes: list[Change]) -> list[Change]:
-    """Write every changed file; returns the changes that were written."""
+def apply(changes: list[Change], backups: Path, roots: Collection[Path]) -> list[Change]:
+    """Write every changed file, keeping each previous version in ``backups``; a removal
+    also removes the folders it empties, below ``roots`` (the workspace, the home).
+    Returns the changes that were written."""
     written = []
     for change in changes:
         if not change.changed:
@@ -101,33 +109,25 @@ def apply(changes: list[Change]) -> list[Change]:
         target = Path(os.path.realpath(change.path))
         # A removed file held nothing but engram's own entry: nothing to back up.
         if change.backup and change.after is not None and target.exists():
-            shutil.copy2(target, backup_path(target))
+            backups.mkdir(mode=0o700, parents=True, exist_ok=True)
+            write_atomic(backup_path(backups, target), target.read_bytes(), mode=0o600)
         if change.after is None:
             target.unlink(missing_ok=True)
+            _remove_empty_folders(change.path.parent, roots)
         else:
-            _write_atomically(target, change.after)
+            change.path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, change.after)
         written.append(change)
     return written
 
 
-def _write_atomically(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)  # mkstemp creates 0600; keep the file's own mode
-        os.replace(temporary, target)
-    finally:
-        # After a successful replace the temporary name is gone; after a failure the
-        # partial file must not stay behind.
-        Path(temporary).unlink(missing_ok=True)
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+def _remove_empty_folders(folder: Path, roots: Collection[Path]) -> None:
+    """Remove ``folder`` and its parents while they are empty, stopping at a root."""
+    stops = {root.absolute() for root in roots}
+    current = folder.absolute()
+    while current not in stops and any(current.is_relative_to(root) for root in stops):
+        try:
+            current.rmdir()  # only an empty folder goes
+        except OSError:
+            return
+        current = current.parent

@@ -402,15 +402,18 @@ def _linked_elsewhere(target: Target, env: HostEnv) -> bool:
     return generated or hook_present(target, env, "workspace")
 
 
-def _shared_block_in_use(target: Target, env: HostEnv) -> bool:
-    """Another linked target reads the same instruction file (AGENTS.md is shared)."""
+def _sharing_block(target: Target, env: HostEnv) -> list[str]:
+    """The other linked targets that read the same instruction file (AGENTS.md is
+    shared by Codex, Cursor and OpenCode)."""
     from engram.hosts.registry import TARGETS
 
-    return any(
-        other.instructions == target.instructions and _linked_elsewhere(other, env)
+    return [
+        other.title
         for other in TARGETS.values()
         if other.name != target.name
-    )
+        and other.instructions == target.instructions
+        and _linked_elsewhere(other, env)
+    ]
 
 
 def _unlink_workspace_parts(plan: Plan, target: Target, env: HostEnv) -> None:
@@ -422,12 +425,21 @@ def _unlink_workspace_parts(plan: Plan, target: Target, env: HostEnv) -> None:
             plan.add(Change(path, before, after, f"removed {target.hooks.event} hook"))
     if target.slash is not None:
         _unlink_owned(plan, target.slash.path(env))
-    if target.instructions is not None and not _shared_block_in_use(target, env):
-        path = env.workspace / target.instructions
-        before = plan.read(path)
-        if before is not None and find_block(before, MARKDOWN, path):
-            rest = remove_block(before, MARKDOWN, path)
-            plan.add(Change(path, before, rest if rest.strip() else None, "removed engram block"))
+    if target.instructions is None:
+        return
+    path = env.workspace / target.instructions
+    before = plan.read(path)
+    if before is None or not find_block(before, MARKDOWN, path):
+        return
+    sharing = _sharing_block(target, env)
+    if sharing:
+        plan.notes.append(
+            f"kept the engram block in {target.instructions}: {', '.join(sharing)} still"
+            " linked here read it (unlink them too to remove it)"
+        )
+        return
+    rest = remove_block(before, MARKDOWN, path)
+    plan.add(Change(path, before, rest if rest.strip() else None, "removed engram block"))
 
 
 def plan_unlink(target: Target, scope: Scope, env: HostEnv) -> Plan:
@@ -441,7 +453,10 @@ def plan_unlink(target: Target, scope: Scope, env: HostEnv) -> Plan:
             summary = f"removed {'.'.join(registration.key)}"
             plan.add(Change(registration.path, text, after, summary))
     elif isinstance(registration, PrintedCommand):
-        plan.notes.append(f"run: {registration.remove}")
+        if registration.registry.read()[1] is None:
+            plan.notes.append(f"engram is not registered in {registration.registry.path}")
+        else:
+            plan.notes.append(f"run: {registration.remove}")
     if scope == "global":
         for path, _ in target.global_files(env):
             _unlink_owned(plan, path)

@@ -16,6 +16,7 @@ from engram.hosts.command import PIN_VARIABLE, HostEnv
 from engram.hosts.entries import EntryShape
 from engram.hosts.files import read_text
 from engram.hosts.hooks import installed_hooks
+from engram.hosts.host_state import claude_local_entry
 from engram.hosts.link import hook_present
 from engram.hosts.registry import TARGETS
 from engram.hosts.target import ConfigFile, PrintedCommand, Scope, Target
@@ -96,6 +97,13 @@ def _status(target: Target, scope: Scope, env: HostEnv) -> Status:
             return Status(target, scope, "not linked", status.path, detail)
         return status
     status = _config_status(target, scope, registration)
+    if status.state == "not linked" and scope == "workspace" and target.name == "claude":
+        local = claude_local_entry(env)
+        if local is not None:  # `claude mcp add engram …` without --scope
+            path = env.home / ".claude.json"
+            found = Registration(target, scope, path, local, registration.shape)
+            detail = "local scope (claude mcp add), in ~/.claude.json"
+            return Status(target, scope, "linked", path, detail, found)
     try:
         hooked = scope == "workspace" and hook_present(target, env, scope)
     except HostConfigError as error:  # the hook file is broken: report it, do not stop

@@ -28,10 +28,11 @@ from engram.canonical import digest
 from engram.errors import ElicitationFailed
 from engram.mcp.tools import CallContext, ToolResult
 from engram.project.proposals import Candidate, parse_candidate_lines
+from engram.project.results import plural
 from engram.protocol.eras import FormRules
+from engram.safety.display import escaped
 
 if TYPE_CHECKING:
-    from engram.project.commit import Outcome
     from engram.project.workspace import ProjectMemory, Proposal
 
 __all__ = ["commit", "note", "save", "save_session"]
@@ -93,7 +94,8 @@ def _propose(
     scopes = ["both", "workspace", "global"] if scope == "both" else [scope]
     forms = context.elicitation.forms
     form = _approval_form(labels, scopes, forms)
-    message = f"Save {len(labels)} proposed project memories? Choose which to write."
+    count = plural(len(labels), "proposed project memory", "proposed project memories")
+    message = f"Save {count}? Choose which to write."
     shown = digest("proposal-shown", {"pending": proposal.pending().__dict__})
     try:
         answer = context.elicitation.ask("approve", message, form, shown=shown)
@@ -114,7 +116,7 @@ def _propose(
             }
         )
     outcome = memory.write(proposal, numbers, human_approved=True)
-    return _envelope({**outcome.data(), "saved": True, "text": _outcome_text(outcome)})
+    return _envelope({**outcome.data(), "saved": True})
 
 
 def _approval_form(labels: list[str], scopes: list[str], forms: FormRules) -> dict[str, Any]:
@@ -186,7 +188,7 @@ def _token_flow(memory: ProjectMemory, proposal: Proposal, prefix: str) -> ToolR
     token = memory.proposals().create(proposal.pending())
     text = (
         (f"{prefix}. " if prefix else "")
-        + f"Proposal ({len(proposal.candidates)} candidates):\n{proposal.preview}\n\n"
+        + f"Proposal ({plural(len(proposal.candidates), 'candidate')}):\n{proposal.preview}\n\n"
         "Show these candidates to the human. Only after they approve, call engram_commit "
         f'with approval_token and approve: "all" or the numbers they chose.\n'
         f"approval_token: {token} (single use, expires in 30 minutes)"
@@ -202,18 +204,9 @@ def _token_flow(memory: ProjectMemory, proposal: Proposal, prefix: str) -> ToolR
     )
 
 
-def _outcome_text(outcome: Outcome) -> str:
-    lines = [f"wrote {entry['id']} ({entry['verdict']})" for entry in outcome.written]
-    lines += [
-        f"deferred {entry['number']} ({entry['verdict']}): read {entry['hint']}"
-        for entry in outcome.deferred
-    ]
-    return "\n".join(lines) or "nothing to write"
-
-
 def commit(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     outcome = memory.commit(arguments["approval_token"], arguments["approve"])
-    return _envelope({**outcome.data(), "text": _outcome_text(outcome)})
+    return _envelope(outcome.data())
 
 
 _NOTE_FORM = {
@@ -232,6 +225,10 @@ def note(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext)
         arguments.get("scope", "workspace"),
     )
     until = str(draft.get("valid_until"))
+    # What the human approves, shown whole (redacted, control characters escaped).
+    shown_text = "\n".join(
+        escaped(line) for line in (draft.section("Content") or draft.body).splitlines()
+    )
     if not context.elicitation.available:
         token = memory.note_token(draft)
         return _envelope(
@@ -240,12 +237,12 @@ def note(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext)
                 "id": draft.id,
                 "valid_until": until,
                 "saved": False,
-                "text": f"Note {draft.id} (expires {until}) awaits the human's yes: call "
-                f'engram_commit with approval_token {token} and approve: "all" once '
-                "they agree.",
+                "text": f"Note {draft.id} (expires {until}):\n{shown_text}\n\n"
+                "Show this note to the human. Only once they agree, call engram_commit with "
+                f'approval_token {token} and approve: "all".',
             }
         )
-    message = f"Save the working note {draft.id} (expires {until})?"
+    message = f"Save this working note as {draft.id} (expires {until})?\n\n{shown_text}"
     shown = digest("note-shown", {"id": draft.id, "body": draft.body})
     try:
         answer = context.elicitation.ask("note", message, _NOTE_FORM, shown=shown)
@@ -253,13 +250,4 @@ def note(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext)
         return _envelope({"saved": False, "text": f"{_NOTHING_SAVED}: the dialog failed"})
     if answer.action != "accept" or answer.content.get("save") is not True:
         return _envelope({"saved": False, "text": f"{_NOTHING_SAVED}: the human did not say yes"})
-    path = memory.write_note(draft)
-    return _envelope(
-        {
-            "id": draft.id,
-            "file": memory.layouts[draft.scope].relative(path),
-            "valid_until": until,
-            "saved": True,
-            "text": f"noted {draft.id} until {until}",
-        }
-    )
+    return _envelope(memory.write_note(draft).data())

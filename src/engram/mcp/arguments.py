@@ -53,6 +53,7 @@ _RULES = {
     "maximum": "must be at most {}",
     "minItems": "must have at least {} items",
     "maxItems": "must have at most {} items",
+    "uniqueItems": "must not name an item twice",
 }
 
 
@@ -62,13 +63,35 @@ def _describe(error: Any) -> str:
         return _RULES[error.validator].format(json.dumps(error.validator_value))
     if error.validator in ("required", "additionalProperties", "x-engram-oneRequired"):
         return str(error.message)
+    if error.validator == "anyOf":
+        return "must be one of: " + "; or ".join(_shape(option) for option in error.validator_value)
     return f"does not satisfy {error.validator}"
+
+
+def _shape(schema: Mapping[str, Any]) -> str:
+    """What a value of ``schema`` looks like, in a few words."""
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if schema.get("type") == "array":
+        items = schema.get("items", {})
+        low = items.get("minimum")
+        kind = f"{items.get('type', 'item')}s" + (f" >= {low}" if low is not None else "")
+        unique = ", each once" if schema.get("uniqueItems") else ""
+        return (
+            f"a non-empty list of {kind}{unique}"
+            if schema.get("minItems")
+            else f"a list of {kind}{unique}"
+        )
+    return str(schema.get("type", "a value"))
 
 
 def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
     """Raise ``InvalidArguments`` naming the first problem."""
+    from jsonschema.exceptions import best_match
+
     validator = _validator(json.dumps(schema, sort_keys=True))
-    error = next(iter(validator.iter_errors(dict(arguments))), None)
+    # The most specific problem: inside an anyOf, the rule of the alternative that fits.
+    error = best_match(validator.iter_errors(dict(arguments)))
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "arguments"
         raise InvalidArguments(f"{where}: {_describe(error)}")

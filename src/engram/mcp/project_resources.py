@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from engram.errors import ProjectError, ResourceNotFound, UnknownPrompt
+from engram.errors import ProjectError, ProjectUnavailable, ResourceNotFound, UnknownPrompt
 from engram.mcp.project_tools import ProjectTools
 
 if TYPE_CHECKING:
@@ -65,8 +65,12 @@ class ProjectResources:
         memory = self._memory()
         if memory is None:
             return resources
-        memory.refresh()
-        for memory_id in memory.index.most_used(memory.config().resource_limit):
+        try:
+            memory.refresh()
+            most_used = memory.most_used(memory.config().resource_limit)
+        except ProjectError as error:
+            raise ProjectUnavailable(error) from error
+        for memory_id in most_used:
             item = memory.index.memory(memory_id)
             if item is not None:
                 resources.append(
@@ -103,7 +107,7 @@ class ProjectResources:
             text = "\n".join(cards) + "\n" if cards else "(no memories yet)\n"
         elif uri.startswith(MEMORY_PREFIX):
             try:
-                text = memory.load(memory_id=uri.removeprefix(MEMORY_PREFIX)).text
+                text = memory.load(memory_id=uri.removeprefix(MEMORY_PREFIX)).packed
             except ProjectError as error:
                 raise ResourceNotFound() from error
         else:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from engram.project.limits import MAX_CANDIDATE_TEXT, MAX_QUERY
+
 __all__ = ["CONTRACT_VERSION", "ENVELOPE_OUTPUT", "INPUT"]
 
 CONTRACT_VERSION: Final = "1"
 _DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
-_TEXT: Final = {"type": "string", "minLength": 1, "maxLength": 65_536}
-_QUERY: Final = {"type": "string", "minLength": 1, "maxLength": 8192}
+_TEXT: Final = {"type": "string", "minLength": 1, "maxLength": MAX_CANDIDATE_TEXT}
+_QUERY: Final = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY}
 _TYPE: Final = {"enum": ["rule", "skill", "workflow", "knowledge"]}
 _ROLE: Final = {
     "anyOf": [

@@ -1,9 +1,11 @@
 """The project-memory tools (``engram_*``): thin handlers over :mod:`engram.project`.
 
 Each handler validates its arguments against the published closed schema, calls the
-domain and answers ``{contract_version, ok, data | error, diagnostics}`` with the
-human-facing text in ``data.text``. Invalid memory files are reported in
-``diagnostics`` on every answer. The domain (and SQLite) is opened by the first call.
+domain and answers ``{contract_version, ok, data | error, diagnostics}``. The domain's
+result renders its own human text (:mod:`engram.project.results`): it is
+``content[0].text`` and ``data.text``, with the JSON copy after it. Invalid memory files
+are reported in ``diagnostics`` on every answer. The domain (and SQLite) is opened by
+the first call.
 """
 
 from __future__ import annotations
@@ -24,11 +26,6 @@ __all__ = ["ProjectTools", "envelope", "project_tools"]
 
 Handler = Callable[["ProjectMemory", dict[str, Any], CallContext], ToolResult]
 
-_RELOAD = (
-    "Re-run engram_load for your current task and replace the memory you loaded before: "
-    "what applies has changed."
-)
-
 
 def envelope(
     data: Mapping[str, Any] | None = None,
@@ -43,7 +40,7 @@ def envelope(
         body["error"] = {"code": error.code, "message": error.detail}
     body["diagnostics"] = diagnostics or []
     text = body.get("data", {}).get("text") if error is None else f"engram: {error.detail}"
-    return ToolResult(body, is_error=error is not None, text=text)
+    return ToolResult(body, is_error=error is not None, text=text, human=text)
 
 
 class ProjectTools:
@@ -89,13 +86,16 @@ class ProjectTools:
             try:
                 _validate(name, arguments)
                 memory = self.memory()
-                result = handler(memory, dict(arguments), context)
-                problems = _diagnostics(memory)
+                with memory.call():  # one refresh of the index for the whole call
+                    result = handler(memory, dict(arguments), context)
+                    problems = _diagnostics(memory)
             except ProjectError as error:
                 return envelope(error=error, diagnostics=self._problems())
             # Every answer reports invalid memory files, whatever the tool.
             structured = {**result.structured, "diagnostics": problems}
-            return ToolResult(structured, is_error=result.is_error, text=result.text)
+            return ToolResult(
+                structured, is_error=result.is_error, text=result.text, human=result.human
+            )
 
         return handle
 
@@ -103,12 +103,14 @@ class ProjectTools:
         if self._memory is None:
             return []
         try:
+            self._memory.refresh()
             return _diagnostics(self._memory)
         except ProjectError:
             return []
 
 
 def _diagnostics(memory: ProjectMemory) -> list[dict[str, str]]:
+    """The invalid memory files, as the index holds them after the call's own refresh."""
     return [
         {
             "id": "memory.invalid",
@@ -116,7 +118,7 @@ def _diagnostics(memory: ProjectMemory) -> list[dict[str, str]]:
             "message": f"{path}: {reason}",
             "remediation": "fix the file; engram never loads or overwrites it while it is invalid",
         }
-        for path, reason in memory.problems()
+        for path, reason in memory.index.problems()
     ]
 
 
@@ -138,47 +140,26 @@ def _load(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext
         full=arguments.get("full", False),
         explain=arguments.get("explain", False),
     )
-    return envelope(result.data(arguments.get("explain", False)), diagnostics=_diagnostics(memory))
+    return envelope(result.data())
 
 
 def _route(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
-    query = arguments.get("query") or arguments["task"]
-    entries = memory.route_entries(query)
-    text = "\n".join(f"{e['id']} ({e['type']}, {e['how']})" for e in entries) or "no memory routes"
-    return envelope({"entries": entries, "text": text}, diagnostics=_diagnostics(memory))
+    routed = memory.route_entries(arguments.get("query") or arguments["task"])
+    return envelope(routed.data())
 
 
 def _search(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     found = memory.search(arguments["query"], arguments.get("limit", 10))
-    text = "\n".join(
-        f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in found.entries
-    )
-    return envelope(
-        {"entries": found.entries, "ranking": found.ranking, "text": text or "no match"},
-        diagnostics=_diagnostics(memory),
-    )
+    return envelope(found.data())
 
 
 def _verify(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     report = memory.verify(arguments.get("scope", "workspace"))
-    bad = [entry for entry in report if entry["status"] != "ok"]
-    text = "\n".join(f"{e['status']}: {e['path']}" for e in report) or "no memory files"
-    return envelope(
-        {"files": report, "ok": not bad, "text": text}, diagnostics=_diagnostics(memory)
-    )
+    return envelope(report.data())
 
 
 def _status(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
-    from engram import __version__
-
-    status = {"version": __version__, **memory.status()}
-    counts = status["memories"]
-    status["text"] = (
-        f"engram {__version__}: {counts['rule']} rules, {counts['skill']} skills, "
-        f"{counts['knowledge']} knowledge, {status['notes']} notes; "
-        f"{status['invalid_files']} invalid files, {status['hash_mismatches']} hash problems"
-    )
-    return envelope(status, diagnostics=_diagnostics(memory))
+    return envelope(memory.status().data())
 
 
 # --- configuration -----------------------------------------------------------------
@@ -186,26 +167,15 @@ def _status(memory: ProjectMemory, arguments: dict[str, Any], context: CallConte
 
 def _set_role(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     roles = arguments["roles"] if "roles" in arguments else [arguments["role"]]
-    config = memory.set_roles(roles)
-    return envelope(
-        {
-            "roles": list(config.roles),
-            "text": f"roles: {', '.join(config.roles) or '(none)'}. {_RELOAD}",
-        }
-    )
+    return envelope(memory.set_roles(roles).data())
 
 
 def _set_rule_variant(
     memory: ProjectMemory, arguments: dict[str, Any], context: CallContext
 ) -> ToolResult:
     variant = arguments["variant"]
-    if variant == "status":
-        current = memory.config().rule_variant
-        return envelope({"variant": current, "text": f"rule variant: {current}"})
-    config = memory.set_rule_variant(variant)
-    return envelope(
-        {"variant": config.rule_variant, "text": f"rule variant: {config.rule_variant}. {_RELOAD}"}
-    )
+    settings = memory.settings() if variant == "status" else memory.set_rule_variant(variant)
+    return envelope(settings.data())
 
 
 # --- proposals (the approval dialog is loaded by the first proposal) -----------------

@@ -79,15 +79,18 @@ class CallContext:
 class ToolResult:
     """A handler's answer. ``structured`` becomes ``structuredContent``.
 
-    ``content[0].text`` is always the identical JSON copy of ``structured`` (so hosts
-    that read only ``content`` see the same data); human-facing text, where a tool
-    has one, travels inside ``structured`` itself. ``text`` is the plain-text answer
-    to a bare legacy call (method = tool name); it defaults to the JSON copy.
+    ``content`` carries the identical JSON copy of ``structured`` (so hosts that read
+    only ``content`` see the same data). A result with ``human`` text (the project
+    tools: mcp-server.txt, "Structured results") puts that text first, in
+    ``content[0].text``, and the JSON copy after it; the governed tools answer with the
+    JSON copy alone. ``text`` is the plain-text answer to a bare legacy call (method =
+    tool name); it defaults to the JSON copy.
     """
 
     structured: Mapping[str, Any]
     is_error: bool = False
     text: str | None = None
+    human: str | None = None
 
     def plain_text(self) -> str:
         """The plain-text rendering of this result."""
@@ -98,9 +101,12 @@ class ToolResult:
     def to_wire(self) -> dict[str, Any]:
         """The MCP ``CallToolResult`` body (without era-specific fields)."""
         copy = json.dumps(self.structured, ensure_ascii=False, separators=(",", ":"))
+        content = [{"type": "text", "text": copy}]
+        if self.human is not None:
+            content.insert(0, {"type": "text", "text": self.human})
         # isError is written out on success too: the memory contract says it equals !ok.
         return {
-            "content": [{"type": "text", "text": copy}],
+            "content": content,
             "structuredContent": self.structured,
             "isError": self.is_error,
         }

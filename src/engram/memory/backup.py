@@ -25,7 +25,6 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import struct
 from pathlib import Path
 from typing import Any, Final
@@ -34,6 +33,7 @@ from engram.canonical import canonical_bytes, digest_bytes
 from engram.crypto.escrow import EscrowKeys
 from engram.crypto.keyfiles import KeyRing
 from engram.crypto.sealing import Sealed, associated_data, open_sealed, seal
+from engram.durable import write_atomic
 from engram.errors import BackupInvalid, BlobMissing, RestoreRefused
 from engram.memory.engine import MemoryEngine
 from engram.memory.journal import first_bad_cursor
@@ -103,14 +103,8 @@ def write_backup(
     )
     sealed = seal(backup_key, payload, MAGIC + header)
     data = MAGIC + struct.pack(">I", len(header)) + header + sealed.to_bytes()
-    temporary = path.with_name(path.name + ".partial")
-    temporary.unlink(missing_ok=True)  # a leftover of an interrupted backup
     # Readable by its owner only, whatever the umask: it holds every record, encrypted.
-    with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temporary, path)
+    write_atomic(path, data, mode=0o600)
     read_backup(keys, path)  # verified: what is on disk opens and parses
     return dict(json.loads(header))
 

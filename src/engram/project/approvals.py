@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram.canonical import digest
+from engram.durable import write_atomic
 from engram.errors import ApprovalDeclined, ApprovalError, ApprovalTampered
 from engram.project.proposals import DEFAULT_QUERY_LEVEL
 
@@ -84,9 +85,7 @@ class Proposals:
                 for key, entry in data["proposals"].items()
                 if entry["expires_ms"] > self._now()
             }
-            temporary = self.path.with_name(self.path.name + ".tmp")
-            temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-            temporary.replace(self.path)
+            write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
     def _read(self) -> dict[str, Any]:
         if not self.path.exists():

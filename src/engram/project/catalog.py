@@ -17,9 +17,15 @@ from pathlib import Path
 from engram.errors import ProjectError
 from engram.project.layout import Layout
 from engram.project.memory_file import FOLDERS, Memory, parse_memory
-from engram.project.ports import ChangeSource, FileState, MemoryIndex
+from engram.project.ports import ChangeSource, FileState, MemoryIndex, Progress, no_progress
 
 __all__ = ["Catalog"]
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(folder) as entries:
+        return list(entries)
+
 
 _EXPECTED = {folder: memory_type for memory_type, folder in FOLDERS.items()}
 
@@ -32,9 +38,11 @@ class Catalog:
         layouts: list[Layout],
         index: MemoryIndex,
         watch: Callable[[list[Path]], ChangeSource | None] | None = None,
+        progress: Progress = no_progress,
     ) -> None:
         self.layouts = layouts
         self.index = index
+        self.progress = progress
         self._watch = watch
         self._changes: ChangeSource | None = None
         self._folders: set[Path] = set()
@@ -50,6 +58,11 @@ class Catalog:
             self._changes.close()
             self._changes = None
         self._folders = set()
+
+    def forget(self) -> None:
+        """The index was emptied: read every file again at the next refresh."""
+        self.close()
+        self.version += 1
 
     def refresh(self) -> None:
         """Bring the index up to date with the files."""
@@ -84,7 +97,7 @@ class Catalog:
     def _apply(self, changed: list[tuple[FileState, Memory | None]], removed: list[str]) -> None:
         if not (changed or removed):
             return
-        self.index.update(changed, removed)
+        self.index.update(changed, removed, self.progress)
         self.version += 1
         # A file refused for a duplicate id may own that id now that the other changed.
         retry = []
@@ -111,21 +124,24 @@ class Catalog:
 
     def _full_scan(self) -> None:
         known = self.index.files()
+        files = [
+            (layout, Path(entry.path))
+            for layout in self.layouts
+            for folder in layout.memory_folders()
+            if folder.is_dir()
+            for entry in _entries(folder)
+            if entry.name.endswith(".md") and entry.is_file()
+        ]
         seen, changed = set(), []
-        for layout, folder in ((lay, f) for lay in self.layouts for f in lay.memory_folders()):
-            if not folder.is_dir():
-                continue
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if not entry.name.endswith(".md") or not entry.is_file():
-                        continue
-                    relative = layout.relative(Path(entry.path))
-                    seen.add(relative)
-                    parsed = self._read(
-                        Path(entry.path), relative, known.get(relative), trust_fingerprint=True
-                    )
-                    if parsed is not None:
-                        changed.append(parsed)
+        for done, (layout, path) in enumerate(files):
+            if done % 256 == 0:
+                self.progress("reading memory files", done, len(files))
+            relative = layout.relative(path)
+            seen.add(relative)
+            parsed = self._read(path, relative, known.get(relative), trust_fingerprint=True)
+            if parsed is not None:
+                changed.append(parsed)
+        self.progress("reading memory files", len(files), len(files))
         self._apply(changed, sorted(set(known) - seen))
 
     def _read(

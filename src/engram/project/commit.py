@@ -8,67 +8,88 @@ rewrites the target's content (revision + 1); ``NOOP`` is never written;
 ``SUPERSEDE`` is written only when a human approved that exact verdict (commit or
 dialog), otherwise it is deferred like every related or duplicate candidate, with a
 hint to read the other memory first.
-Files are written atomically and ``memory.hashes.json`` follows every write.
+The files of one commit (memory files and each root's ``memory.hashes.json``) change
+together or not at all (:class:`engram.durable.FileChanges`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engram.project.hashes import record_hash
+from engram.durable import FileChanges, recover
+from engram.project.hashes import read_hashes, record_hash, render_hashes
 from engram.project.layout import Layout
 from engram.project.memory_file import FOLDERS, Memory, render_memory
 from engram.project.proposals import Candidate, Verdict
+from engram.project.results import Outcome
 
-__all__ = ["Outcome", "write_candidates", "write_memory"]
-
-
-@dataclass
-class Outcome:
-    written: list[dict[str, Any]] = field(default_factory=list)
-    deferred: list[dict[str, Any]] = field(default_factory=list)
-
-    def data(self) -> dict[str, Any]:
-        return {"written": self.written, "deferred": self.deferred}
+__all__ = ["Changes", "recover_commits", "write_candidates"]
 
 
-def write_memory(layout: Layout, memory: Memory, folder: str | None = None) -> Path:
-    """Write one memory file atomically and record its hash."""
-    directory = layout.folder(folder or FOLDERS[memory.type])
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{memory.id}.md"
-    text = render_memory(memory)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-    if folder != "working":
-        record_hash(layout, path, text)
-    return path
+class Changes:
+    """The files one operation writes, with the hashes they get, committed together.
+
+    Each root's hashes are read before anything is written, so a corrupt
+    ``memory.hashes.json`` stops the operation with nothing changed.
+    """
+
+    def __init__(self, journal_root: Layout) -> None:
+        self._files = FileChanges(journal_root.journal)
+        self._hashes: dict[Layout, dict[str, str]] = {}
+
+    def fresh_hashes(self, layout: Layout) -> None:
+        """Start ``layout``'s hashes from nothing (its file is rewritten at commit)."""
+        self._hashes[layout] = {}
+
+    def hashes(self, layout: Layout) -> dict[str, str]:
+        if layout not in self._hashes:
+            self._hashes[layout] = read_hashes(layout)
+        return self._hashes[layout]
+
+    def write_memory(self, layout: Layout, memory: Memory, folder: str | None = None) -> Path:
+        """Stage one memory file (and, outside the working tier, its hash)."""
+        path = layout.folder(folder or FOLDERS[memory.type]) / f"{memory.id}.md"
+        self.write_text(layout, path, render_memory(memory))
+        return path
+
+    def write_text(self, layout: Layout, path: Path, text: str) -> None:
+        """Stage a file's text (and, outside the working tier, its hash)."""
+        self._files.write(path, text)
+        if path.parent.name != "working":
+            record_hash(self.hashes(layout), layout, path, text)
+
+    def record(self, layout: Layout, path: Path, text: str | None) -> None:
+        """Record (``None``: forget) the hash of a file as it is, writing no file."""
+        record_hash(self.hashes(layout), layout, path, text)
+
+    def delete(self, layout: Layout, path: Path) -> None:
+        self._files.delete(path)
+        if path.parent.name != "working":
+            record_hash(self.hashes(layout), layout, path, None)
+
+    def commit(self) -> None:
+        for layout, hashes in self._hashes.items():
+            self._files.write(layout.hashes, render_hashes(hashes))
+        self._files.commit()
+
+
+def recover_commits(layout: Layout) -> None:
+    """Finish a commit of ``layout`` that a stopped process left half done."""
+    recover(layout.journal, [layout.base, *layout.memory_folders()])
 
 
 def _updated(existing: Memory, candidate: Candidate) -> Memory:
+    """The memory an UPDATE writes: the candidate's content (and origin, when it gives
+    one) in place of the existing sections of that name; every other section of the
+    file, written by hand or not, stays as it is."""
     fresh = candidate.memory()
     today = dt.date.today().isoformat()
-    title_line = f"# {existing.title}\n"
-    content = fresh.body.split("\n", 2)[2] if fresh.body.startswith("# ") else fresh.body
-    body = title_line + "\n" + content.lstrip("\n")
-    return Memory(
-        existing.id,
-        existing.type,
-        existing.scope,
-        existing.title,
-        body,
-        {
-            **existing.fields,
-            "revision": existing.revision + 1,
-            "updated": today,
-            "last_confirmed": today,
-        },
-    )
+    updated = existing.with_section("Content", fresh.section("Content"))
+    if fresh.section("Origin"):
+        updated = updated.with_section("Origin", fresh.section("Origin"))
+    return updated.with_fields(revision=existing.revision + 1, updated=today, last_confirmed=today)
 
 
 def write_candidates(
@@ -84,22 +105,23 @@ def write_candidates(
     would write the same id are never both written: the later one is deferred.
     """
     outcome = Outcome()
+    changes = Changes(layouts["workspace"])
     taken: set[tuple[str, str]] = set()
     for number, candidate, frozen, now in approved:
         entry = {"number": number, "verdict": now.line()}
         own_id = now.target if now.kind == "UPDATE" else candidate.memory().id
         own_scope = memories[own_id].scope if now.kind == "UPDATE" else candidate.scope
-        reason = _deferral(now, frozen, human_approved_verdicts, (own_scope, own_id) in taken)
-        if reason is not None:
-            hint = f"engram load --id {now.target or own_id}"
+        deferral = _deferral(now, frozen, human_approved_verdicts, (own_scope, own_id) in taken)
+        if deferral is not None:
+            reason, hint = deferral
             outcome.deferred.append({**entry, "reason": reason, "hint": hint})
             continue
         if now.kind in ("ADD", "SUPERSEDE") and _occupied(layouts[own_scope], candidate):
             outcome.deferred.append(
                 {
                     **entry,
-                    "reason": "a file with this id exists (invalid?)",
-                    "hint": "engram status",
+                    "reason": "a file with this id exists and is not a valid memory",
+                    "hint": "`engram doctor` says what is wrong with it; fix or remove it",
                 }
             )
             continue
@@ -107,10 +129,11 @@ def write_candidates(
         if now.kind == "UPDATE":
             target = memories[now.target]
             layout = layouts[target.scope]
-            path = write_memory(layout, _updated(target, candidate))
+            path = changes.write_memory(layout, _updated(target, candidate))
             outcome.written.append({**entry, "id": now.target, "file": layout.relative(path)})
         else:
-            outcome.written.append({**entry, **_add(layouts, memories, candidate, now)})
+            outcome.written.append({**entry, **_add(changes, layouts, memories, candidate, now)})
+    changes.commit()
     return outcome
 
 
@@ -119,28 +142,44 @@ def _occupied(layout: Layout, candidate: Candidate) -> bool:
     return (layout.folder(FOLDERS[memory.type]) / f"{memory.id}.md").exists()
 
 
-def _deferral(now: Verdict, frozen: Verdict, human: bool, taken: bool) -> str | None:
+def _deferral(now: Verdict, frozen: Verdict, human: bool, taken: bool) -> tuple[str, str] | None:
+    """Why a candidate is not written (a stable phrase) and what to do instead (the
+    hint); ``None`` to write it."""
     if now.kind == "NOOP":
-        return "duplicate"
+        return "duplicate", f"`engram load --id {now.target}` shows the memory that says it"
     if taken:
-        return "same id as an earlier candidate of this proposal"
+        return (
+            "same id as an earlier candidate of this proposal",
+            "merge the two, or give this one a title of its own, and propose it again",
+        )
     if now != frozen:
-        return "verdict changed since the proposal"
+        return (
+            "verdict changed since the proposal",
+            "propose it again to see the new verdict",
+        )
     if now.kind == "SUPERSEDE" and not human:
-        return "related"
+        return (
+            "related",
+            f"`engram load --id {now.target}`, then propose it with UPDATE: {now.target}"
+            " (or approve the SUPERSEDE through engram_commit)",
+        )
     return None
 
 
 def _add(
-    layouts: dict[str, Layout], memories: dict[str, Memory], candidate: Candidate, verdict: Verdict
+    changes: Changes,
+    layouts: dict[str, Layout],
+    memories: dict[str, Memory],
+    candidate: Candidate,
+    verdict: Verdict,
 ) -> dict[str, Any]:
     memory = candidate.memory()
     if verdict.kind == "SUPERSEDE":
         old = memories[verdict.target]
         memory = memory.with_fields(supersedes=[old.id])
-        write_memory(
+        changes.write_memory(
             layouts[old.scope], old.with_fields(lifecycle="superseded", superseded_by=memory.id)
         )
     layout = layouts[memory.scope]
-    path = write_memory(layout, memory)
+    path = changes.write_memory(layout, memory)
     return {"id": memory.id, "file": layout.relative(path)}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from engram.durable import write_atomic
 from engram.errors import ConfigError
 
 __all__ = ["RULE_VARIANTS", "Config", "ConfigError", "load_config", "save_config", "semantic_off"]
@@ -68,37 +69,51 @@ def load_config(path: Path) -> Config:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeError, ValueError) as exc:
-        raise ConfigError(f"{path}: does not parse as JSON ({exc})") from exc
+        raise _invalid(path, f"does not parse as JSON ({exc})", "fix the JSON") from exc
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: must be a JSON object")
+        raise _invalid(path, "must be a JSON object", "fix the JSON")
     roles = data.get("roles", [])
     variant = data.get("rule_variant", "balanced")
-    if not isinstance(roles, list) or not all(isinstance(role, str) for role in roles):
-        raise ConfigError(f"{path}: roles must be a list of strings")
+    if not isinstance(roles, list) or not all(isinstance(r, str) and r.strip() for r in roles):
+        raise _invalid(
+            path,
+            "roles must be a list of non-empty strings",
+            "`engram set-role --clear` clears them",
+        )
     if variant not in RULE_VARIANTS:
-        raise ConfigError(f"{path}: rule_variant must be one of {', '.join(RULE_VARIANTS)}")
+        raise _invalid(
+            path,
+            f"rule_variant must be one of {', '.join(RULE_VARIANTS)}",
+            "`engram set-rule-variant balanced` sets the default",
+        )
     numbers = {}
     for (section, key), (low, high, _) in _RANGES.items():
         value = data.get(section, {}).get(key) if isinstance(data.get(section), dict) else None
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ConfigError(f"{path}: {section}.{key} must be a whole number {low}..{high}")
+            raise _invalid(
+                path,
+                f"{section}.{key} must be a whole number {low}..{high}",
+                f"remove it for the default, {_RANGES[(section, key)][2]}",
+            )
         numbers[(section, key)] = value
     search = data.get("search", {})
     semantic = search.get("semantic", True) if isinstance(search, dict) else None
     if not isinstance(semantic, bool):
-        raise ConfigError(f"{path}: search.semantic must be true or false")
+        raise _invalid(path, "search.semantic must be true or false", "remove it for true")
     return Config(tuple(sorted(set(roles))), variant, numbers, semantic)
+
+
+def _invalid(path: Path, what: str, remedy: str) -> ConfigError:
+    return ConfigError(f"{path}: {what}; edit the file ({remedy})")
 
 
 def save_config(path: Path, config: Config) -> None:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     data["roles"] = list(config.roles)
     data["rule_variant"] = config.rule_variant
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    temporary.replace(path)
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def semantic_off(environ: Mapping[str, str]) -> bool:

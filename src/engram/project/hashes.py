@@ -12,10 +12,18 @@ import hashlib
 import json
 from pathlib import Path
 
-from engram.errors import ProjectError
+from engram.durable import write_atomic
+from engram.errors import HashesCorrupt
 from engram.project.layout import MEMORY_FOLDERS, Layout
 
-__all__ = ["read_hashes", "record_hash", "verify_hashes", "write_hashes"]
+__all__ = [
+    "digest_text",
+    "read_hashes",
+    "record_hash",
+    "render_hashes",
+    "verify_hashes",
+    "write_hashes",
+]
 
 
 def read_hashes(layout: Layout) -> dict[str, str]:
@@ -24,27 +32,38 @@ def read_hashes(layout: Layout) -> dict[str, str]:
     try:
         data = json.loads(layout.hashes.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ProjectError(f"{layout.hashes}: does not parse as JSON") from exc
+        raise HashesCorrupt(f"{layout.hashes}: does not parse as JSON{_REMEDY}") from exc
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ProjectError(f"{layout.hashes}: must map paths to hex digests")
+        raise HashesCorrupt(f"{layout.hashes}: must map paths to hex digests{_REMEDY}")
     return {str(key): str(value) for key, value in data.items()}
 
 
+def render_hashes(hashes: dict[str, str]) -> str:
+    """The file's text for ``hashes``."""
+    return json.dumps(dict(sorted(hashes.items())), indent=2) + "\n"
+
+
+_REMEDY = (
+    "; restore it from Git (`git checkout -- .agents/.engram/memory.hashes.json`), or review"
+    " the memory files and run `engram adopt --yes`, which records them all again"
+)
+
+
 def write_hashes(layout: Layout, hashes: dict[str, str]) -> None:
-    temporary = layout.hashes.with_name(layout.hashes.name + ".tmp")
-    temporary.write_text(json.dumps(dict(sorted(hashes.items())), indent=2) + "\n")
-    temporary.replace(layout.hashes)
+    write_atomic(layout.hashes, render_hashes(hashes))
 
 
-def record_hash(layout: Layout, path: Path, text: str | None) -> None:
-    """Record (or, with ``None``, drop) the hash of a file engram just wrote."""
-    hashes = read_hashes(layout)
+def record_hash(hashes: dict[str, str], layout: Layout, path: Path, text: str | None) -> None:
+    """Record in ``hashes`` (or, with ``None``, drop) the hash of a file of ``layout``."""
     relative = path.relative_to(layout.base).as_posix()
     if text is None:
         hashes.pop(relative, None)
     else:
-        hashes[relative] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    write_hashes(layout, hashes)
+        hashes[relative] = digest_text(text)
+
+
+def digest_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def verify_hashes(layout: Layout) -> list[dict[str, str]]:

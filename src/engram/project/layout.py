@@ -6,12 +6,14 @@ command finds the nearest enclosing root from the current directory upwards.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from engram.durable import write_atomic
 from engram.errors import NotInitialized
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "find_root",
     "global_layout",
     "global_root",
+    "index_location",
     "init_layout",
 ]
 
@@ -32,6 +35,8 @@ GITIGNORED: Final = (
     "pending-approvals.json",
     "pending-approvals.json.lock",
     "index.sqlite*",
+    "commit.journal*",
+    "*.engram-tmp",
 )
 
 
@@ -75,6 +80,11 @@ class Layout:
     def index(self) -> Path:
         return self.base / "index.sqlite"
 
+    @property
+    def journal(self) -> Path:
+        """Where a commit of several files records its renames while it makes them."""
+        return self.base / "commit.journal"
+
     def memory_folders(self) -> list[Path]:
         return [self.folder(name) for name in (*MEMORY_FOLDERS, "working")]
 
@@ -88,7 +98,27 @@ def find_root(start: Path) -> Layout:
     for directory in (current, *current.parents):
         if (directory / ENGRAM_DIR).is_dir():
             return Layout(directory)
-    raise NotInitialized(f"no {ENGRAM_DIR} in {current} or above")
+    raise NotInitialized(
+        f"no {ENGRAM_DIR} in {current} or above: run `engram init` in the repository's root"
+    )
+
+
+def index_location(layout: Layout, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the derived index of ``layout`` lives: ``index.sqlite`` beside the memory
+    files, or, when that folder (or the file) cannot be written, as in a read-only
+    checkout, ``$XDG_CACHE_HOME/engram/indexes/<digest of the root>/index.sqlite``
+    (``~/.cache`` by default), so search and load still work."""
+    if os.access(layout.base, os.W_OK) and (
+        not layout.index.exists() or os.access(layout.index, os.W_OK)
+    ):
+        return layout.index
+    env = os.environ if environ is None else environ
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    cache = Path(env.get("XDG_CACHE_HOME") or home / ".cache")
+    digest = hashlib.sha256(str(layout.base).encode()).hexdigest()[:16]
+    folder = cache / "engram" / "indexes" / digest
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder / "index.sqlite"
 
 
 def global_root(environ: Mapping[str, str] | None = None) -> Path:
@@ -120,9 +150,9 @@ def init_layout(root: Path) -> tuple[Layout, list[str]]:
     existing = gitignore.read_text().splitlines() if gitignore.exists() else []
     missing = [entry for entry in GITIGNORED if entry not in existing]
     if missing:
-        gitignore.write_text("\n".join([*existing, *missing]) + "\n")
+        write_atomic(gitignore, "\n".join([*existing, *missing]) + "\n")
         created.append(".gitignore")
     if not layout.hashes.exists():
-        layout.hashes.write_text("{}\n")
+        write_atomic(layout.hashes, "{}\n")
         created.append("memory.hashes.json")
     return layout, created

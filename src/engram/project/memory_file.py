@@ -139,6 +139,20 @@ class Memory:
         match = re.search(rf"^## {re.escape(name)}[ \t]*\n(.*?)(?=^## |\Z)", self.body, re.S | re.M)
         return match.group(1).strip() if match else ""
 
+    def with_section(self, name: str, text: str) -> Memory:
+        """This memory with the ``## name`` section's text replaced (added after the
+        title, or at the end for ``Origin``, when absent); other sections are kept."""
+        pattern = re.compile(rf"^## {re.escape(name)}[ \t]*\n.*?(?=^## |\Z)", re.S | re.M)
+        section = f"## {name}\n{text.strip()}\n\n"
+        if pattern.search(self.body):
+            body = pattern.sub(lambda _: section, self.body, count=1)
+        elif name == "Origin":
+            body = self.body.rstrip("\n") + "\n\n" + section
+        else:
+            title, _, rest = self.body.partition("\n")
+            body = f"{title}\n\n{section}{rest.lstrip(chr(10))}"
+        return replace(self, body=body.rstrip("\n") + "\n")
+
     def with_fields(self, **changes: Value) -> Memory:
         return replace(self, fields={**self.fields, **changes})
 
@@ -157,7 +171,15 @@ def title_for(text: str, memory_type: str) -> str:
     if len(first) <= 70:
         return first[:1].upper() + first[1:]
     prefix = {"rule": "Rule", "skill": "Skill", "knowledge": "Knowledge"}[memory_type]
-    return f"{prefix}: {first[:58].rstrip()}"
+    return f"{prefix}: {_cut_at_word(first, 58)}…"
+
+
+def _cut_at_word(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``, ending at a word's end where one fits."""
+    cut = text[: limit + 1]
+    space = cut.rfind(" ")
+    head = cut[:space] if space > limit // 2 else text[:limit]
+    return head.rstrip(" ,;:-")
 
 
 def _today() -> str:
@@ -180,6 +202,11 @@ def _defaults(memory_type: str) -> dict[str, Value]:
         "valid_from": today,
         "last_confirmed": today,
     }
+
+
+def new_memory_fields(memory_type: str, **changes: Value) -> dict[str, Value]:
+    """The fields of a new memory of ``memory_type`` (dated today), with ``changes``."""
+    return {**_defaults(memory_type), **changes}
 
 
 def _require(
@@ -291,4 +318,4 @@ def _cut(text: str) -> bool:
     return len(first) > 70
 
 
-__all__ += ["new_memory"]
+__all__ += ["new_memory", "new_memory_fields"]

@@ -17,7 +17,7 @@ from typing import Final
 
 from engram.errors import InstructionRefused, SecretRefused
 from engram.project.frontmatter import Value
-from engram.project.memory_file import Memory, new_memory, slugify, title_for
+from engram.project.memory_file import Memory, new_memory
 
 __all__ = ["InstructionRefused", "make_note", "promoted", "refuse_instructions"]
 
@@ -57,7 +57,6 @@ def make_note(
             "the note holds credential-like content (disguised: encoded, spaced, split or in"
             " look-alike letters); write it without the secret"
         )
-    title = title_for(clean, memory_type)
     fields: dict[str, Value] = {
         "source": "note",
         "tier": "working",
@@ -65,8 +64,9 @@ def make_note(
     }
     if objective:
         fields["objective"] = " ".join(redact(objective).split())
-    memory = new_memory(memory_type, clean, scope=scope, title=title, fields=fields)
-    note_id = "note-" + slugify(title)[:75]
+    memory = new_memory(memory_type, clean, scope=scope, fields=fields)
+    # "note-" once, whatever the text begins with ("Note: ..." gave note-note-...).
+    note_id = "note-" + memory.id.removeprefix("note-")
     return Memory(note_id, memory.type, memory.scope, memory.title, memory.body, memory.fields)
 
 

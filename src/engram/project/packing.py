@@ -48,7 +48,9 @@ def _variant(memory: Memory, variant: str) -> str:
 
 def render_body(memory: Memory, variant: str, full: bool) -> str:
     """The text of one memory as ``engram_load`` shows it."""
-    heading = f"## {memory.type.capitalize()}: {memory.title} [{memory.id}]"
+    label = f"{memory.type.capitalize()}: "
+    title = memory.title if memory.title.startswith(label) else label + memory.title
+    heading = f"## {title} [{memory.id}]"
     if full:
         meta = (
             f"scope {memory.scope}; revision {memory.revision}; "

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from engram.project.memory_file import Memory
 
-__all__ = ["ChangeSource", "FileState", "MemoryIndex"]
+__all__ = ["ChangeSource", "FileState", "MemoryIndex", "Progress", "no_progress"]
 
 
 @dataclass(frozen=True)
@@ -24,13 +24,33 @@ class FileState:
     problem: str | None
 
 
+class Progress(Protocol):
+    """Told how far a long operation is (``task`` names it; ``done`` of ``total``)."""
+
+    def __call__(self, task: str, done: int, total: int) -> None: ...
+
+
+def no_progress(task: str, done: int, total: int) -> None:
+    """The progress of a caller that shows none."""
+
+
 class MemoryIndex(Protocol):
     """The derived, rebuildable index of the memory files."""
+
+    #: Whether a call met a damaged index (raising ``IndexDamaged``): :meth:`reset` it.
+    damaged: bool
+    #: Whether opening found the index damaged and started it again from nothing.
+    rebuilt: bool
+
+    def reset(self) -> None: ...
 
     def files(self) -> dict[str, FileState]: ...
 
     def update(
-        self, changed: Iterable[tuple[FileState, Memory | None]], removed: Iterable[str]
+        self,
+        changed: Sequence[tuple[FileState, Memory | None]],
+        removed: Iterable[str],
+        progress: Progress = no_progress,
     ) -> None: ...
 
     def memories(self) -> list[Memory]: ...

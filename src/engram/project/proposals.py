@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from engram.errors import CandidateError, SecretRefused
+from engram.project.limits import MAX_CANDIDATE_TEXT
 from engram.project.memory_file import TYPES, Memory, new_memory, title_for
 
 __all__ = [
@@ -126,6 +127,11 @@ def parse_candidate_lines(
     text: str, scope: str = "workspace", roles: tuple[str, ...] = ()
 ) -> list[Candidate]:
     """Candidates from grammar lines; blank lines and ``#`` comments are ignored."""
+    if len(text) > MAX_CANDIDATE_TEXT:
+        raise CandidateError(
+            f"the candidate lines are {len(text):,} characters, more than the"
+            f" {MAX_CANDIDATE_TEXT:,} one proposal takes: propose them in smaller batches"
+        )
     candidates = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -151,7 +157,16 @@ def _candidate(
     kind = values.get("TYPE", "").lower()
     kind = "skill" if kind == "workflow" else kind
     if kind not in TYPES:
-        raise CandidateError(f"line {number}: TYPE must be rule, skill, workflow or knowledge")
+        # Never echo the value: it may hold exactly what must not be repeated.
+        glued = [f for f in _FIELDS if re.search(rf"\b{f}\s*:", values.get("TYPE", ""), re.I)]
+        hint = (
+            f"; a ' | ' seems to be missing before {glued[0]}: (fields are separated by ' | ')"
+            if glued
+            else ""
+        )
+        raise CandidateError(
+            f"line {number}: TYPE must be rule, skill, workflow or knowledge{hint}"
+        )
     if not values.get("TEXT"):
         raise CandidateError(f"line {number}: TEXT is required")
     return Candidate(
@@ -229,7 +244,15 @@ def verdict_for(
     """The verdict of one candidate; ``related`` are BM25 matches, best first."""
     if candidate.update:
         if candidate.update not in memories:
-            raise CandidateError("UPDATE names a memory id that does not exist")
+            shown = (
+                f" {candidate.update!r}"
+                if re.fullmatch(r"[a-z0-9-]{1,128}", candidate.update)
+                else ""
+            )
+            raise CandidateError(
+                f"UPDATE names a memory id{shown} that does not exist"
+                " (engram search finds the id to update; leave UPDATE out to add a new memory)"
+            )
         if memories[candidate.update].tier == "working":
             raise CandidateError("a note becomes durable only through `engram promote`")
         return Verdict("UPDATE", candidate.update)

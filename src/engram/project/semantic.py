@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from engram.errors import EngramError
-from engram.project.ports import MemoryIndex
+from engram.project.ports import MemoryIndex, Progress, no_progress
 from engram.search.fusion import FUSION_DEPTH
 from engram.search.vectors import VectorSet
 
@@ -48,9 +48,11 @@ class ProjectVectors:
         index: MemoryIndex,
         background: bool,
         embedder: Callable[[], Embedder | None] | None = None,
+        progress: Progress = no_progress,
     ) -> None:
         self.index = index
         self.background = background
+        self.progress = progress
         self._embedder = embedder or _process_embedder
         self._lock = threading.Lock()
         self._loaded: tuple[tuple[int, int], VectorSet[str]] | None = None
@@ -70,7 +72,7 @@ class ProjectVectors:
             if self.background:
                 self._start()
                 return None
-            self.build(embedder)
+            self.build(embedder, lambda done, total: self.progress("embedding", done, total))
             embedded = memories  # each memory has its vector now
         vectors = self._vectors(embedder, (version, embedded))
         close = vectors.nearest(embedder.query(query), FUSION_DEPTH)

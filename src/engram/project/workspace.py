@@ -7,22 +7,29 @@ by hand is seen by the next call.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from dataclasses import dataclass, field
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engram.errors import ProjectError, UnknownMemory
+from engram.errors import IndexDamaged, InvalidQuery, ProjectError, RoleError, UnknownMemory
+from engram.project.adopt import AdoptionPlan, plan_adoption
 from engram.project.approvals import Pending, Proposals
 from engram.project.catalog import Catalog
-from engram.project.commit import Outcome, write_candidates, write_memory
+from engram.project.commit import Changes, write_candidates
 from engram.project.config import RULE_VARIANTS, Config, load_config, save_config
 from engram.project.hashes import verify_hashes
 from engram.project.layout import Layout
+from engram.project.limits import MAX_QUERY
 from engram.project.memory_file import Memory
 from engram.project.notes import make_note, promoted
 from engram.project.packing import estimate_tokens, pack, render_body
-from engram.project.ports import MemoryIndex
+from engram.project.ports import MemoryIndex, Progress, no_progress
 from engram.project.proposals import (
     DEFAULT_QUERY_LEVEL,
     Candidate,
@@ -32,6 +39,16 @@ from engram.project.proposals import (
     refuse_secrets,
     verdict_for,
 )
+from engram.project.results import (
+    Found,
+    NoteSaved,
+    Outcome,
+    Promoted,
+    Routed,
+    Settings,
+    Status,
+    Verification,
+)
 from engram.project.routing import SESSION_QUERY, Routing, route
 from engram.project.semantic import ProjectVectors
 from engram.search.fusion import FUSION_DEPTH, hybrid, ranking_receipt
@@ -40,21 +57,15 @@ __all__ = ["Found", "LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
 
 #: How many BM25 hits routing considers before filtering and ordering.
 ROUTE_CANDIDATES = 64
-
-
-@dataclass(frozen=True)
-class Found:
-    """What ``engram search`` returns: entries best first, and how they were ranked."""
-
-    entries: list[dict[str, Any]]
-    ranking: dict[str, Any]
+#: How often the retrieval counts kept in memory are written to the index, at most.
+USES_WRITTEN_EVERY_S = 60.0
 
 
 @dataclass
 class LoadResult:
-    """What ``engram_load`` returns."""
+    """What ``engram_load`` returns: the packed memory (its text is its words)."""
 
-    text: str
+    packed: str
     selected_keys: list[str]
     body_keys: list[str]
     card_ids: list[str]
@@ -62,8 +73,13 @@ class LoadResult:
     tokens: int
     budget_tokens: int | None
     explain: list[dict[str, Any]] = field(default_factory=list)
+    #: Whether the caller asked why each memory was chosen (``explain`` in the data).
+    explained: bool = False
 
-    def data(self, explain: bool) -> dict[str, Any]:
+    def text(self) -> str:
+        return self.packed
+
+    def data(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "selected_keys": self.selected_keys,
             "body_keys": self.body_keys,
@@ -71,9 +87,9 @@ class LoadResult:
             "omitted_ids": self.omitted_ids,
             "tokens": self.tokens,
             "budget_tokens": self.budget_tokens,
-            "text": self.text,
+            "text": self.packed,
         }
-        if explain:
+        if self.explained:
             data["explain"] = self.explain
         return data
 
@@ -114,8 +130,20 @@ class ProjectMemory:
         index: MemoryIndex,
         catalog: Catalog,
         vectors: ProjectVectors | None = None,
+        index_path: Path | None = None,
+        progress: Progress = no_progress,
     ) -> None:
         self.layout = layout
+        #: Where the derived index lives (beside the files, or in a cache folder).
+        self.index_path = index_path or layout.index
+        #: Told how far a long operation is (a terminal's progress bar).
+        self.progress = progress
+        # Retrievals counted in memory and written at most once a minute (and on close):
+        # a read must not write the index every time.
+        self._uses: Counter[str] = Counter()
+        self._uses_lock = threading.Lock()
+        self._uses_written = time.monotonic()
+        self._call = threading.local()  # ``fresh``: refreshed at the start of this call
         self.global_layout = global_layout
         self.index = index
         self.catalog = catalog
@@ -130,11 +158,40 @@ class ProjectMemory:
     def config(self) -> Config:
         return load_config(self.layout.config)
 
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """One call of a tool: the index is brought up to date once, at its start (a
+        write within it brings it up to date again)."""
+        self.refresh()
+        self._call.fresh = True
+        try:
+            yield
+        finally:
+            self._call.fresh = False
+
+    def _refresh_after_write(self) -> None:
+        self._call.fresh = False
+        self.refresh()
+
     def refresh(self) -> None:
-        self.catalog.refresh()
+        """Bring the index up to date with the files; a damaged index is rebuilt."""
+        if getattr(self._call, "fresh", False):
+            return  # up to date since this call began
+        if self.index.damaged:
+            self._rebuild_index()
+        try:
+            self.catalog.refresh()
+        except IndexDamaged:
+            self._rebuild_index()
+            self.catalog.refresh()
+
+    def _rebuild_index(self) -> None:
+        self.index.reset()
+        self.catalog.forget()
 
     def close(self) -> None:
         """Stop following the files and building vectors, and close the index."""
+        self.write_uses()
         if self.vectors is not None:
             self.vectors.close()
         self.catalog.close()
@@ -162,9 +219,16 @@ class ProjectMemory:
             return None
         return self.vectors.nearest(query, self.catalog.version)
 
-    def routing(self, query: str, limit: int | None = None, notes: bool = True) -> Routing:
+    def routing(
+        self,
+        query: str,
+        limit: int | None = None,
+        notes: bool = True,
+        config: Config | None = None,
+    ) -> Routing:
+        _check_query(query)
         self.refresh()
-        config = self.config()
+        config = config or self.config()
         hits = self.index.search(query, ROUTE_CANDIDATES)
         nearest = self._nearest(query, config)
         return route(
@@ -193,16 +257,16 @@ class ProjectMemory:
         if memory_id is not None:
             return self._load_one(memory_id, config, full)
         text = query or ""
-        routing = self.routing(text, notes=notes)
+        routing = self.routing(text, notes=notes, config=config)
         budget = budget_tokens or config.budget_tokens
         selected = [routed.memory for routed in routing.selected]
         header = _header(text, len(selected))
         packed = pack(
             selected, header, budget, disclosure=disclosure, full=full, variant=config.rule_variant
         )
-        self.index.count_use(packed.body_keys)
+        self._count_use(packed.body_keys)
         return LoadResult(
-            text=packed.text,
+            packed=packed.text,
             selected_keys=[memory.id for memory in selected],
             body_keys=packed.body_keys,
             card_ids=packed.card_ids,
@@ -210,6 +274,7 @@ class ProjectMemory:
             tokens=packed.tokens,
             budget_tokens=budget,
             explain=_explain(routing, packed.omitted_ids) if explain else [],
+            explained=explain,
         )
 
     def _load_one(self, memory_id: str, config: Config, full: bool) -> LoadResult:
@@ -218,12 +283,13 @@ class ProjectMemory:
         if memory is None:
             raise UnknownMemory(f"no memory {memory_id!r}")
         text = render_body(memory, config.rule_variant, full) + "\n"
-        self.index.count_use([memory_id])
+        self._count_use([memory_id])
         return LoadResult(text, [memory_id], [memory_id], [], [], estimate_tokens(text), None)
 
     def search(self, query: str, limit: int = 10) -> Found:
         """Ranked entries (id, type, scope, score, title, channels) and how they were
         ranked: BM25, fused with the semantic channel where it ranks."""
+        _check_query(query)
         self.refresh()
         memories = self._memories()
         nearest = self._nearest(query, self.config())
@@ -251,18 +317,40 @@ class ProjectMemory:
         ][:limit]
         return Found(entries, ranking_receipt(None if nearest is None else nearest[0]))
 
-    def route_entries(self, query: str) -> list[dict[str, Any]]:
+    def _count_use(self, memory_ids: list[str]) -> None:
+        with self._uses_lock:
+            self._uses.update(memory_ids)
+            due = time.monotonic() - self._uses_written >= USES_WRITTEN_EVERY_S
+        if due:
+            self.write_uses()
+
+    def write_uses(self) -> None:
+        """Write the retrievals counted since the last time to the index."""
+        with self._uses_lock:
+            counted, self._uses = self._uses, Counter()
+            self._uses_written = time.monotonic()
+        if counted:
+            self.index.count_use(counted.elements())
+
+    def most_used(self, limit: int) -> list[str]:
+        """The ids of the most retrieved memories, most first."""
+        self.write_uses()
+        return self.index.most_used(limit)
+
+    def route_entries(self, query: str) -> Routed:
         """Routed entries in load order (not sorted by score)."""
-        return [
-            {
-                "id": r.memory.id,
-                "type": r.memory.type,
-                "scope": r.memory.scope,
-                "score": r.score,
-                "how": r.how,
-            }
-            for r in self.routing(query).selected
-        ]
+        return Routed(
+            [
+                {
+                    "id": r.memory.id,
+                    "type": r.memory.type,
+                    "scope": r.memory.scope,
+                    "score": r.score,
+                    "how": r.how,
+                }
+                for r in self.routing(query).selected
+            ]
+        )
 
     def today(self) -> str:
         return dt.date.today().isoformat()
@@ -277,7 +365,7 @@ class ProjectMemory:
         result = self.load(SESSION_QUERY, budget_tokens=budget, notes=False)
         wanted = " ".join((objective or "").lower().split())
         if not wanted:
-            return result.text
+            return result.packed
         day = self.today()
         cards = [
             f"- {m.id} (note): {m.title}"
@@ -287,11 +375,11 @@ class ProjectMemory:
             and " ".join(str(m.get("objective", "")).lower().split()) == wanted
         ]
         if not cards:
-            return result.text
+            return result.packed
         text = (
-            result.text.rstrip("\n") + "\n\nNotes for this objective:\n" + "\n".join(cards) + "\n"
+            result.packed.rstrip("\n") + "\n\nNotes for this objective:\n" + "\n".join(cards) + "\n"
         )
-        return text if estimate_tokens(text) <= budget else result.text
+        return text if estimate_tokens(text) <= budget else result.packed
 
     # --- proposals and writing -----------------------------------------------------
 
@@ -305,7 +393,15 @@ class ProjectMemory:
         refuse_secrets(candidates)
         self.refresh()
         memories = self._memories()
-        verdicts = [self._verdict(c, memories, query_level) for c in candidates]
+        verdicts = []
+        for number, candidate in enumerate(candidates, start=1):
+            if number % 64 == 0:
+                self.progress("judging candidates", number, len(candidates))
+            try:
+                verdicts.append(self._verdict(candidate, memories, query_level))
+            except CandidateError as error:
+                raise CandidateError(f"candidate {number}: {error.detail}") from error
+        self.progress("judging candidates", len(candidates), len(candidates))
         shown = preview(candidates, verdicts)
         return Proposal("save", scope, candidates, verdicts, shown, query_level)
 
@@ -335,7 +431,7 @@ class ProjectMemory:
             for n in sorted(set(numbers))
         ]
         outcome = write_candidates(self.layouts, memories, chosen, human_approved)
-        self.refresh()
+        self._refresh_after_write()
         return outcome
 
     def commit(self, token: str, approve: str | list[int]) -> Outcome:
@@ -351,16 +447,15 @@ class ProjectMemory:
 
         pending = self.proposals().take(token, check)
         if pending.kind == "note":
-            note = Memory(**pending.candidates[0])
-            path = self.write_note(note)
+            saved = self.write_note(Memory(**pending.candidates[0]))
             return Outcome(
                 written=[
                     {
                         "number": 1,
                         "verdict": "NOTE",
-                        "id": note.id,
-                        "file": self.layouts[note.scope].relative(path),
-                        "valid_until": note.get("valid_until"),
+                        "id": saved.id,
+                        "file": saved.file,
+                        "valid_until": saved.valid_until,
                     }
                 ]
             )
@@ -376,10 +471,13 @@ class ProjectMemory:
             text, objective, memory_type, scope, self.config().working_ttl_days, dt.date.today()
         )
 
-    def write_note(self, note: Memory) -> Path:
-        path = write_memory(self.layouts[note.scope], note, folder="working")
-        self.refresh()
-        return path
+    def write_note(self, note: Memory) -> NoteSaved:
+        layout = self.layouts[note.scope]
+        changes = Changes(layout)
+        path = changes.write_memory(layout, note, folder="working")
+        changes.commit()
+        self._refresh_after_write()
+        return NoteSaved(note.id, layout.relative(path), str(note.get("valid_until")))
 
     def note_token(self, note: Memory) -> str:
         pending = Pending(
@@ -387,7 +485,7 @@ class ProjectMemory:
         )
         return self.proposals().create(pending)
 
-    def promote(self, note_id: str) -> Path:
+    def promote(self, note_id: str) -> Promoted:
         """Make a working note durable (the only way to)."""
         self.refresh()
         note = self.index.memory(note_id)
@@ -399,53 +497,103 @@ class ProjectMemory:
                 f"a durable memory {durable.id} exists: propose an UPDATE of it instead"
             )
         layout = self.layouts[note.scope]  # a global note stays global
-        path = write_memory(layout, durable)
-        (layout.working / f"{note_id}.md").unlink()
-        self.refresh()
-        return path
+        changes = Changes(layout)
+        path = changes.write_memory(layout, durable)
+        changes.delete(layout, layout.working / f"{note_id}.md")
+        changes.commit()
+        self._refresh_after_write()
+        return Promoted(note_id, durable.id, layout.relative(path))
+
+    def adopt(self, paths: list[Path] | None, record: bool) -> AdoptionPlan:
+        """What adopting ``paths`` (default: every file whose hash is not the recorded
+        one) changes; with ``record``, do it (see :mod:`engram.project.adopt`)."""
+        plan = plan_adoption(self.layout, paths)
+        if not record or not (plan.adoptable or plan.fresh_hashes):
+            return plan
+        changes = Changes(self.layout)
+        if plan.fresh_hashes:
+            changes.fresh_hashes(self.layout)
+        for item in plan.adoptable:
+            path = self.layout.base / item.path
+            if item.change == "removed":
+                changes.record(self.layout, path, None)
+            elif item.change == "imported":
+                assert item.text is not None
+                target = self.layout.base / (item.target or item.path)
+                if target != path:
+                    changes.delete(self.layout, path)
+                changes.write_text(self.layout, target, item.text)
+            else:
+                changes.record(self.layout, path, item.text)
+        changes.commit()
+        self._refresh_after_write()
+        return replace(plan, recorded=True)
 
     # --- configuration, verification, status ---------------------------------------
 
-    def set_roles(self, roles: list[str]) -> Config:
-        config = self.config().with_roles(tuple(sorted(set(roles))))
+    def set_roles(self, roles: list[str]) -> Settings:
+        """Set the active roles (none: every role-tagged memory is left out of loads)."""
+        names = [role.strip() for role in roles]
+        if not all(names):
+            raise RoleError(
+                "a role must be a non-empty name; to clear the roles run"
+                " `engram set-role --clear` (MCP: engram_set_role with roles [])"
+            )
+        config = self.config().with_roles(tuple(sorted(set(names))))
         save_config(self.layout.config, config)
-        return config
+        return _settings(config, "roles")
 
-    def set_rule_variant(self, variant: str) -> Config:
+    def set_rule_variant(self, variant: str) -> Settings:
         if variant not in RULE_VARIANTS:
             raise ProjectError(f"variant must be one of {', '.join(RULE_VARIANTS)}")
         config = self.config().with_variant(variant)
         save_config(self.layout.config, config)
-        return config
+        return _settings(config, "rule_variant")
 
-    def verify(self, scope: str = "workspace") -> list[dict[str, str]]:
+    def settings(self) -> Settings:
+        return _settings(self.config(), "")
+
+    def verify(self, scope: str = "workspace") -> Verification:
         """Hash report per file, for ``workspace``, ``global`` or ``all``."""
         chosen = ["workspace", "global"] if scope == "all" else [scope]
         report = []
         for name in chosen:
             layout = self.layouts[name]
             report += [{"scope": name, **entry} for entry in verify_hashes(layout)]
-        return report
+        return Verification(report)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
+        from engram import __version__
+
         self.refresh()
         memories = self.index.memories()
         counts = {
             kind: sum(1 for m in memories if m.type == kind and m.tier != "working")
             for kind in ("rule", "skill", "knowledge")
         }
-        report = self.verify()
         config = self.config()
-        return {
-            "root": str(self.layout.root),
-            "memories": counts,
-            "notes": sum(1 for m in memories if m.tier == "working"),
-            "invalid_files": len(self.problems()),
-            "hash_mismatches": sum(1 for entry in report if entry["status"] != "ok"),
-            "roles": list(config.roles),
-            "rule_variant": config.rule_variant,
-            "healthy": not self.problems() and all(e["status"] == "ok" for e in report),
-        }
+        return Status(
+            version=__version__,
+            root=str(self.layout.root),
+            memories=counts,
+            notes=sum(1 for m in memories if m.tier == "working"),
+            invalid_files=len(self.index.problems()),
+            hash_mismatches=sum(1 for e in self.verify().files if e["status"] != "ok"),
+            roles=list(config.roles),
+            rule_variant=config.rule_variant,
+        )
+
+
+def _settings(config: Config, changed: str) -> Settings:
+    return Settings(list(config.roles), config.rule_variant, changed)
+
+
+def _check_query(query: str) -> None:
+    if len(query) > MAX_QUERY:
+        raise InvalidQuery(
+            f"the query is {len(query):,} characters, more than {MAX_QUERY:,}:"
+            " ask with the task's key words"
+        )
 
 
 def _memory_json(memory: Memory) -> dict[str, Any]:

@@ -122,7 +122,9 @@ def modern_envelope(params: dict[str, Any]) -> ModernEnvelope | None:
     if not isinstance(version, str):
         raise InvalidParams()
     if version not in MODERN_VERSIONS:
-        raise UnsupportedProtocolVersion(version, SUPPORTED_VERSIONS)
+        # Only these can be named per request; the older versions are negotiated by
+        # initialize, so listing them here would offer what this request cannot use.
+        raise UnsupportedProtocolVersion(version, MODERN_VERSIONS)
     capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
     if not isinstance(capabilities, dict):
         raise MissingClientCapabilities()

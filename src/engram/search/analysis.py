@@ -24,6 +24,7 @@ Not here: ranking (SQLite FTS5's BM25), the common-term cutoff
 
 from __future__ import annotations
 
+import collections
 import functools
 import re
 import threading
@@ -112,41 +113,65 @@ def _parts(word: str) -> list[str]:
 
 def detect_language(words: list[str]) -> str:
     """The language whose stop words ``words`` (lower-case) hold most; English if none."""
-    counts = {
-        language: sum(word in _stop_words(language) for word in words) for language in LANGUAGES
-    }
+    counts = dict.fromkeys(LANGUAGES, 0)
+    languages_of = _stop_word_languages()
+    for word, times in collections.Counter(words).items():
+        for language in languages_of.get(word, ()):
+            counts[language] += times
     best = max(LANGUAGES, key=lambda language: counts[language])
     return best if counts[best] else "en"
+
+
+@functools.cache
+def _stop_word_languages() -> dict[str, tuple[str, ...]]:
+    """Each stop word and the languages that list it."""
+    return {
+        word: tuple(language for language in LANGUAGES if word in _stop_words(language))
+        for word in set().union(*(_stop_words(language) for language in LANGUAGES))
+    }
 
 
 #: A stemmer must not be called from two threads at once (PyStemmer's rule).
 _STEMMING = threading.Lock()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str, language: str) -> str:
+    """The folded stem of a lower-case word (cached: a text repeats its vocabulary)."""
     with _STEMMING:
         stem = _stemmer(language).stemWord(word)
     return _fold(stem)
 
 
-def _analyzed(words: list[str], language: str) -> Iterator[list[str]]:
+def _analyzed(words: list[str], language: str) -> Iterator[tuple[str, ...]]:
     """For each word: its lower-case forms to stem (the word, or an identifier's parts and
     their join); stop words are left out."""
-    stop = _stop_words(language)
     for word in words:
-        lower = word.lower()
-        parts = _parts(word)
-        if len(parts) > 1:
-            yield [*parts, "".join(parts)]
-        elif lower not in stop:
-            yield [lower]
+        forms = _forms(word, language)
+        if forms:
+            yield forms
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _forms(word: str, language: str) -> tuple[str, ...]:
+    parts = _parts(word)
+    if len(parts) > 1:
+        return (*parts, "".join(parts))
+    lower = word.lower()
+    return () if lower in _stop_words(language) else (lower,)
 
 
 def index_terms(text: str) -> str:
     """What the index holds for ``text``: its stems, space-separated, in order."""
     words = _words(text)
     language = detect_language([word.lower() for word in words])
-    return " ".join(_stem(form, language) for forms in _analyzed(words, language) for form in forms)
+    return " ".join(filter(None, (_word_terms(word, language) for word in words)))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_terms(word: str, language: str) -> str:
+    """What the index holds for one word (space-separated stems; empty for a stop word)."""
+    return " ".join(_stem(form, language) for form in _forms(word, language))
 
 
 def query_groups(text: str) -> list[tuple[str, ...]]:

@@ -41,13 +41,22 @@ def call(client: LineClient, name: str, arguments: dict[str, Any], **extra: Any)
 
 
 def envelope(reply: dict[str, Any]) -> dict[str, Any]:
-    """The structured envelope of a tool result, after checking that the text copy is the
-    same JSON and that ``isError`` says what ``ok`` says."""
+    """The structured envelope of a tool result, after checking its ``content``: a project
+    tool's human text (``data.text``, or the error's ``engram: <detail>``) and then the
+    same JSON; a governed tool's JSON alone. And that ``isError`` says what ``ok`` says."""
     result = reply["result"]
-    [text] = result["content"]
-    assert text["type"] == "text"
-    assert json.loads(text["text"]) == result["structuredContent"]
     structured: dict[str, Any] = result["structuredContent"]
+    *human, copy = result["content"]
+    assert all(part["type"] == "text" for part in result["content"])
+    assert json.loads(copy["text"]) == structured
+    project = "diagnostics" in structured  # governed envelopes carry auditId instead
+    expected = None
+    if project:
+        ok = structured["ok"]
+        expected = (
+            structured["data"].get("text") if ok else f"engram: {structured['error']['message']}"
+        )
+    assert [part["text"] for part in human] == ([] if expected is None else [expected])
     assert result.get("isError", False) is (not structured["ok"])
     return structured
 

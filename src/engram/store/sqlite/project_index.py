@@ -6,7 +6,11 @@ analyzed terms (:mod:`engram.search.analysis`) for BM25 search (title weighted a
 tags above body), the semantic channel's vectors (keyed by the digest of the text they
 were made from, so re-indexing an unchanged memory keeps its vector), and usage counts
 (which survive re-indexing, because they are not derived from the files).
-Deleting the file loses nothing but time: the next call rebuilds it.
+Deleting the file loses nothing but time (and the usage counts): the next call
+rebuilds it. A file SQLite finds damaged is deleted and rebuilt the same way, when it is
+opened (with ``check``, the whole file is checked first) or when a read meets the damage
+(:attr:`ProjectIndex.damaged`; the call fails with :class:`IndexDamaged`, the next one
+rebuilds).
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from engram.errors import IndexDamaged, StoreUnavailable
 from engram.project.memory_file import Memory
-from engram.project.ports import FileState
+from engram.project.ports import FileState, Progress, no_progress
 from engram.search.analysis import index_terms
 from engram.search.lexical import Group, common_cutoff, query_groups, search_expressions, variants
 from engram.store.sqlite.database import Database, migration
@@ -29,6 +34,8 @@ from engram.store.sqlite.vocabulary import DocumentCounts
 __all__ = ["ProjectIndex"]
 
 SCHEMA = "project-index"
+#: How many files are indexed between two reports of progress.
+_PROGRESS_EVERY: Final = 64
 
 
 @migration(SCHEMA, 1)
@@ -102,20 +109,66 @@ def _vectors(db: sqlite3.Connection) -> None:
 class ProjectIndex:
     """The index of one project's memory files."""
 
-    def __init__(self, path: Path) -> None:
-        self.database = Database(path, "normal")
-        self.database.migrate(SCHEMA)
+    def __init__(self, path: Path, check: bool = False) -> None:
+        self.path = path
+        #: Whether a read met a damaged file (the owner calls :meth:`reset`).
+        self.damaged = False
+        #: Whether opening found the file damaged and started a new one.
+        self.rebuilt = False
+        try:
+            self.database = self._open(check)
+        except (StoreUnavailable, sqlite3.DatabaseError) as exc:
+            if not _is_damage(exc):
+                raise
+            _discard(path)
+            self.database = self._open(check=False)
+            self.rebuilt = True
         self._counts = DocumentCounts()
+
+    def _open(self, check: bool) -> Database:
+        database = Database(self.path, "normal")
+        try:
+            if check:
+                with database.snapshot() as db:
+                    verdict = db.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if verdict != "ok":
+                    raise sqlite3.DatabaseError(verdict)
+            database.migrate(SCHEMA)
+        except BaseException:
+            database.close()
+            raise
+        return database
+
+    def reset(self) -> None:
+        """Start again from an empty index (the caller re-reads every file)."""
+        self.database.close()
+        _discard(self.path)
+        self.database = self._open(check=False)
+        self._counts = DocumentCounts()
+        self.damaged = False
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self.database.transaction(durable=False) as db:
+        with self._noticing_damage(), self.database.transaction(durable=False) as db:
             yield db
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        with self.database.snapshot() as db:
+        with self._noticing_damage(), self.database.snapshot() as db:
             yield db
+
+    @contextmanager
+    def _noticing_damage(self) -> Iterator[None]:
+        try:
+            yield
+        except (StoreUnavailable, sqlite3.DatabaseError) as exc:
+            if not _is_damage(exc):
+                raise
+            self.damaged = True
+            raise IndexDamaged(
+                f"{self.path.name} (derived from the memory files) is damaged: it is rebuilt"
+                " at the next call; run the command again"
+            ) from exc
 
     # --- files ---------------------------------------------------------------------
 
@@ -124,13 +177,18 @@ class ProjectIndex:
             return {row[0]: FileState(*row) for row in db.execute("SELECT * FROM files")}
 
     def update(
-        self, changed: Iterable[tuple[FileState, Memory | None]], removed: Iterable[str]
+        self,
+        changed: Sequence[tuple[FileState, Memory | None]],
+        removed: Iterable[str],
+        progress: Progress = no_progress,
     ) -> None:
         """Apply parsed files and removals in one transaction."""
         with self._write() as db:
             for path in removed:
                 self._forget_file(db, path)
-            for state, memory in changed:
+            for done, (state, memory) in enumerate(changed):
+                if done % _PROGRESS_EVERY == 0:
+                    progress("indexing memory files", done, len(changed))
                 self._forget_file(db, state.path)
                 problem = state.problem
                 if memory is not None and problem is None:
@@ -146,6 +204,7 @@ class ProjectIndex:
                         problem,
                     ),
                 )
+            progress("indexing memory files", len(changed), len(changed))
 
     def _forget_file(self, db: sqlite3.Connection, path: str, keep_file: bool = False) -> None:
         row = db.execute("SELECT rowid FROM memories WHERE path = ?", (path,)).fetchone()
@@ -358,6 +417,24 @@ class ProjectIndex:
 
 
 _FOLDER_ORDER = ("rules", "skills", "knowledge", "working")
+
+
+#: SQLite's primary result codes for a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB.
+_DAMAGE_CODES: Final = (11, 26)
+
+
+def _is_damage(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) is SQLite finding the file damaged."""
+    for cause in (error, error.__cause__):
+        code = getattr(cause, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+            return True
+    return False
+
+
+def _discard(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 def _precedence(path: str) -> tuple[int, str]:

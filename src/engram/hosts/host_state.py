@@ -1,0 +1,183 @@
+"""What a host itself decided about engram's registration: approved, trusted, enabled.
+
+A registration in a file is not a server the host starts. Claude Code waits for the
+person to approve a project's ``.mcp.json`` server; Gemini CLI disables every MCP server
+of a folder the person has not trusted, and skips one disabled or excluded by name.
+These readers look at the host's own state files (never write them) and say what stands
+between the registration and a running server, with the exact fix. Facts measured with
+Claude Code 2.1.197 and Gemini CLI 0.61.0 (docs/hosts.md, "What the host decides").
+
+Claude Code also keeps a *local* registration (``claude mcp add engram …`` without
+``--scope``) in ``~/.claude.json`` under the project's path: :func:`claude_local_entry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from engram.errors import HostConfigError
+from engram.hosts.command import HostEnv
+from engram.hosts.files import read_text
+from engram.hosts.jsonc import parse, to_python
+
+__all__ = ["HostFinding", "claude_approval", "claude_local_entry", "gemini_findings"]
+
+SERVER = "engram"
+
+
+@dataclass(frozen=True)
+class HostFinding:
+    """One thing the host decided: ``warn`` or ``fail``, what, and the exact fix."""
+
+    severity: Literal["warn", "fail"]
+    check: str
+    detail: str
+    fix: str
+
+
+def _json(path: Path) -> Any:
+    """A host's JSON (or JSONC) state file, or ``None`` when missing or unreadable:
+    the host's own file is never a reason for engram to fail."""
+    try:
+        text = read_text(path)
+        return None if text is None else to_python(text, parse(text, jsonc=True, source=path))
+    except (HostConfigError, OSError):  # a state file we cannot read tells us nothing
+        return None
+
+
+def _names(value: Any) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def claude_local_entry(env: HostEnv) -> dict[str, Any] | None:
+    """engram's *local* registration for this project in ``~/.claude.json``
+    (``projects["<path>"].mcpServers.engram``), or ``None``."""
+    state = _json(env.home / ".claude.json")
+    projects = state.get("projects") if isinstance(state, dict) else None
+    if not isinstance(projects, dict):
+        return None
+    for key in (str(env.workspace), str(env.workspace.resolve())):
+        project = projects.get(key)
+        servers = project.get("mcpServers") if isinstance(project, dict) else None
+        entry = servers.get(SERVER) if isinstance(servers, dict) else None
+        if isinstance(entry, dict):
+            return entry
+    return None
+
+
+def claude_approval(env: HostEnv) -> HostFinding | None:
+    """Whether Claude Code starts the project's ``.mcp.json`` engram server: approved
+    (``None``), rejected (``fail``) or still waiting for the person (``warn``).
+
+    Claude Code records the choice in ``.claude/settings.local.json`` (older versions:
+    ``~/.claude.json`` under the project, which it moves there), or for every project
+    in ``~/.claude/settings.json``; a rejection wins over an approval.
+    """
+    local = env.workspace / ".claude" / "settings.local.json"
+    sources: list[Any] = [
+        _json(local),
+        _json(env.home / ".claude" / "settings.json"),
+        _legacy_project_state(env),
+    ]
+    settings = [source for source in sources if isinstance(source, dict)]
+    if any(SERVER in _names(s.get("disabledMcpjsonServers")) for s in settings):
+        return HostFinding(
+            "fail",
+            "host.claude_approval",
+            "Claude Code was told not to start the project's engram server (rejected)",
+            f'remove "{SERVER}" from disabledMcpjsonServers in {local}, or run'
+            " `claude mcp reset-project-choices` here and approve engram when claude asks",
+        )
+    if any(
+        s.get("enableAllProjectMcpServers") is True
+        or SERVER in _names(s.get("enabledMcpjsonServers"))
+        for s in settings
+    ):
+        return None
+    return HostFinding(
+        "warn",
+        "host.claude_approval",
+        "Claude Code has not been told to start the project's engram server yet"
+        " (`claude mcp list` shows it as pending approval)",
+        f'run `claude` here and approve engram, or add "{SERVER}" to enabledMcpjsonServers'
+        f" in {local}",
+    )
+
+
+def _legacy_project_state(env: HostEnv) -> dict[str, Any] | None:
+    state = _json(env.home / ".claude.json")
+    projects = state.get("projects") if isinstance(state, dict) else None
+    project = projects.get(str(env.workspace)) if isinstance(projects, dict) else None
+    return project if isinstance(project, dict) else None
+
+
+def gemini_findings(env: HostEnv, workspace_entry: bool) -> list[HostFinding]:
+    """What keeps Gemini CLI from starting engram: an untrusted folder (for a workspace
+    entry: Gemini disables every MCP server of a folder it does not trust), a server
+    disabled by name, or one excluded (or not allowed) by the user's settings."""
+    found = []
+    settings = _json(env.home / ".gemini" / "settings.json")
+    settings = settings if isinstance(settings, dict) else {}
+    if workspace_entry and not _gemini_trusts(env, settings):
+        found.append(
+            HostFinding(
+                "warn",
+                "host.gemini_folder_trust",
+                f"Gemini CLI does not trust {env.workspace}, so it disables the engram server"
+                " registered there",
+                f'run `gemini` here and trust the folder, or add "{env.workspace}":'
+                f' "TRUST_FOLDER" to {env.home / ".gemini" / "trustedFolders.json"}',
+            )
+        )
+    enablement = _json(env.home / ".gemini" / "mcp-server-enablement.json")
+    state = enablement.get(SERVER) if isinstance(enablement, dict) else None
+    if isinstance(state, dict) and state.get("enabled") is False:
+        found.append(
+            HostFinding(
+                "warn",
+                "host.gemini_disabled",
+                "Gemini CLI has the engram server disabled",
+                "run `/mcp enable engram` inside gemini, or remove"
+                f' "engram" from {env.home / ".gemini" / "mcp-server-enablement.json"}',
+            )
+        )
+    found_mcp = settings.get("mcp")
+    mcp: dict[str, Any] = found_mcp if isinstance(found_mcp, dict) else {}
+    allowed = mcp.get("allowed")
+    if SERVER in _names(mcp.get("excluded")) or (
+        isinstance(allowed, list) and SERVER not in _names(allowed)
+    ):
+        found.append(
+            HostFinding(
+                "warn",
+                "host.gemini_blocked",
+                "Gemini CLI's settings block the engram server (mcp.excluded or mcp.allowed)",
+                f'remove "engram" from mcp.excluded (or add it to mcp.allowed) in'
+                f" {env.home / '.gemini' / 'settings.json'}",
+            )
+        )
+    return found
+
+
+def _gemini_trusts(env: HostEnv, settings: dict[str, Any]) -> bool:
+    """Gemini's folder trust: on unless the user turned it off; a folder is trusted by
+    its own rule or an ancestor's (``TRUST_FOLDER``), or by a ``TRUST_PARENT`` rule on
+    one of its children's parents."""
+    security = settings.get("security") if isinstance(settings.get("security"), dict) else {}
+    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+    if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
+        return True
+    rules = _json(env.home / ".gemini" / "trustedFolders.json")
+    if not isinstance(rules, dict):
+        return False
+    verdict: bool | None = None
+    workspace = env.workspace.resolve()
+    for path, rule in sorted(rules.items(), key=lambda item: len(item[0])):
+        folder = Path(path)
+        if rule == "TRUST_PARENT":
+            folder = folder.parent
+        if workspace == folder or workspace.is_relative_to(folder):
+            verdict = rule in ("TRUST_FOLDER", "TRUST_PARENT")
+    return bool(verdict)

@@ -1,0 +1,242 @@
+"""``engram adopt``: a person's own edits and imported notes, reviewed into memory.
+
+engram records the SHA-256 of every memory file it writes (``memory.hashes.json``), so
+an edit made by hand shows up in ``verify`` as a hash problem. Adopting a file checks it
+and records it as reviewed:
+
+- an **edited** memory file (its hash differs from the one recorded) is parsed: a valid
+  one has its new hash recorded; an invalid one is reported with its line and reason;
+- a **new** valid memory file (no hash recorded) is recorded the same way;
+- an **imported** Markdown note (no frontmatter) in ``rules/``, ``skills/`` or
+  ``knowledge/`` becomes a memory file: frontmatter is added (the type from its folder,
+  the id from its title, ``source: imported``) and the file is renamed to its id;
+- a **removed** file (recorded, gone from the folder) has its record dropped.
+
+A file holding credential-like text is never adopted. The plan (:func:`plan_adoption`)
+shows each change, as a unified diff where engram rewrites the file, before anything is
+written; :func:`adopt` applies it, all files together (:class:`engram.project.commit.Changes`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engram.errors import FrontmatterError, HashesCorrupt, ProjectError
+from engram.project.hashes import digest_text, read_hashes
+from engram.project.layout import MEMORY_FOLDERS, Layout
+from engram.project.memory_file import FOLDERS, Memory, parse_memory, render_memory, slugify
+from engram.project.results import plural
+
+__all__ = ["Adoption", "AdoptionPlan", "plan_adoption"]
+
+_TYPE_OF_FOLDER = {folder: memory_type for memory_type, folder in FOLDERS.items()}
+
+
+@dataclass(frozen=True)
+class Adoption:
+    """One file's change: ``edited``, ``new``, ``imported`` or ``removed``, or the
+    ``problem`` that keeps it out."""
+
+    path: str
+    change: str
+    problem: str | None = None
+    #: Where an imported note is written (its id's file), when that is not ``path``.
+    target: str | None = None
+    diff: str = ""
+    #: The text recorded (``None``: the record is dropped or nothing is done).
+    text: str | None = field(default=None, repr=False)
+
+    def line(self) -> str:
+        if self.problem is not None:
+            return f"cannot adopt {self.path}: {self.problem}"
+        moved = f" as {self.target}" if self.target else ""
+        return f"{self.change} {self.path}{moved}"
+
+    def data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "change": self.change}
+        if self.problem is not None:
+            data["problem"] = self.problem
+        if self.target is not None:
+            data["target"] = self.target
+        if self.diff:
+            data["diff"] = self.diff
+        return data
+
+
+@dataclass(frozen=True)
+class AdoptionPlan:
+    """What adopting would do (``recorded``: it was done)."""
+
+    items: list[Adoption]
+    recorded: bool = False
+    #: ``memory.hashes.json`` could not be read: adopting writes it anew.
+    fresh_hashes: bool = False
+
+    @property
+    def adoptable(self) -> list[Adoption]:
+        return [item for item in self.items if item.problem is None]
+
+    def text(self) -> str:
+        lines: list[str] = []
+        if self.fresh_hashes:
+            done = "was written anew" if self.recorded else "is written anew with --yes"
+            lines.append(f"memory.hashes.json could not be read: it {done}")
+        elif not self.items:
+            return "nothing to adopt: every memory file matches what engram recorded"
+        for item in self.items:
+            lines.append(item.line())
+            if item.diff:
+                lines.append(item.diff.rstrip("\n"))
+        count = plural(len(self.adoptable), "file")
+        if self.recorded:
+            lines.append(f"adopted {count}: recorded as reviewed")
+        elif self.adoptable:
+            lines.append(f"{count} to adopt: nothing written yet; add --yes to record them")
+        refused = len(self.items) - len(self.adoptable)
+        if refused:
+            lines.append(
+                f"{plural(refused, 'file')} left out: fix what is named above and adopt again"
+            )
+        return "\n".join(lines)
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "files": [item.data() for item in self.items],
+            "recorded": self.recorded,
+            "fresh_hashes": self.fresh_hashes,
+            "text": self.text(),
+        }
+
+
+def plan_adoption(layout: Layout, paths: list[Path] | None) -> AdoptionPlan:
+    """What adopting ``paths`` (default: every file whose hash is not the recorded one)
+    would change in ``layout``; reads files, writes nothing."""
+    try:
+        hashes, fresh = read_hashes(layout), False
+    except HashesCorrupt as error:
+        if paths is not None:
+            raise HashesCorrupt(
+                f"{error.detail}; with the file unreadable, adopt every file:"
+                " `engram adopt` without a PATH"
+            ) from error
+        hashes, fresh = {}, True
+    on_disk = {
+        path.relative_to(layout.base).as_posix(): path
+        for folder in MEMORY_FOLDERS
+        if layout.folder(folder).is_dir()
+        for path in sorted(layout.folder(folder).glob("*.md"))
+    }
+    if paths is None:
+        chosen = sorted(set(on_disk) | set(hashes))
+    else:
+        chosen = [_relative(layout, path) for path in paths]
+    items = []
+    for relative in chosen:
+        item = _plan_one(layout, relative, on_disk.get(relative), hashes.get(relative))
+        if item is not None:
+            items.append(item)
+    return AdoptionPlan(items, fresh_hashes=fresh)
+
+
+def _relative(layout: Layout, path: Path) -> str:
+    absolute = path.resolve()
+    try:
+        relative = absolute.relative_to(layout.base.resolve()).as_posix()
+    except ValueError:
+        raise ProjectError(
+            f"{path} is not in {layout.base}: move it into rules/, skills/ or knowledge/"
+            " there, then adopt it"
+        ) from None
+    if relative.split("/")[0] not in MEMORY_FOLDERS or not relative.endswith(".md"):
+        raise ProjectError(
+            f"{path}: only Markdown files in rules/, skills/ or knowledge/ can be adopted"
+        )
+    return relative
+
+
+def _plan_one(
+    layout: Layout, relative: str, path: Path | None, recorded: str | None
+) -> Adoption | None:
+    if path is None or not path.is_file():
+        if recorded is None:
+            raise ProjectError(f"{layout.base / relative} does not exist")
+        return Adoption(relative, "removed")
+    try:
+        text: str | None = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and recorded == digest_text(text):
+        return None  # what engram recorded: nothing to adopt
+    change = "new" if recorded is None else "edited"
+    try:
+        return _checked(layout, relative, path, text, change)
+    except _Refused as refused:
+        return Adoption(relative, change, problem=str(refused))
+
+
+class _Refused(Exception):
+    """Why a file cannot be adopted, and what to do about it."""
+
+
+def _checked(layout: Layout, relative: str, path: Path, text: str | None, change: str) -> Adoption:
+    if text is None:
+        raise _Refused("not UTF-8 text: save it as UTF-8")
+    _refuse_secrets(text)
+    memory_type = _TYPE_OF_FOLDER[relative.split("/", maxsplit=1)[0]]
+    if not text.lstrip().startswith("---"):
+        return _imported(layout, relative, path, text, memory_type)
+    try:
+        memory = parse_memory(text, memory_type)
+    except FrontmatterError as error:
+        raise _Refused(f"{error.detail}; fix the file, then adopt it") from None
+    if memory.id != path.stem:
+        raise _Refused(
+            f"line {memory.id_line}: the id {memory.id} is not the file name {path.stem}:"
+            f" rename the file to {memory.id}.md or change the id"
+        )
+    return Adoption(relative, change, text=text)
+
+
+def _imported(layout: Layout, relative: str, path: Path, text: str, memory_type: str) -> Adoption:
+    """A Markdown note without frontmatter, as the memory file it becomes."""
+    from engram.project.memory_file import new_memory_fields
+
+    lines = text.replace("\r\n", "\n").strip("\n").split("\n")
+    heading = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
+    title = heading or path.stem.replace("-", " ").replace("_", " ").strip().capitalize()
+    body = "\n".join(lines) if heading else f"# {title}\n\n" + "\n".join(lines)
+    memory_id = slugify(title)
+    fields = new_memory_fields(memory_type, source="imported")
+    rendered = render_memory(
+        Memory(memory_id, memory_type, "workspace", title, body + "\n", fields)
+    )
+    target = f"{relative.split('/', maxsplit=1)[0]}/{memory_id}.md"
+    if target != relative and (layout.base / target).exists():
+        raise _Refused(f"its id {memory_id} is taken by {target}: give it another first heading")
+    diff = "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            rendered.splitlines(keepends=True),
+            fromfile=relative,
+            tofile=target,
+        )
+    )
+    return Adoption(
+        relative,
+        "imported",
+        target=None if target == relative else target,
+        diff=diff,
+        text=rendered,
+    )
+
+
+def _refuse_secrets(text: str) -> None:
+    from engram.safety.secrets import find_secrets
+
+    findings = find_secrets(text)
+    if findings:
+        kinds = ", ".join(sorted({finding.kind for finding in findings}))
+        raise _Refused(f"it holds credential-like content ({kinds}): remove it first")

@@ -1,0 +1,229 @@
+"""What project memory's calls return, each with its data and its own words.
+
+Every result renders its human text (:meth:`text`) and its JSON data (:meth:`data`,
+which carries the same text as ``text``). The command line prints one or the other
+(``--json``); an MCP tool puts the text in ``content[0].text``, the JSON envelope in
+``structuredContent`` and its copy after the text. So both faces say the same thing in
+the same words, and neither adapter writes a sentence of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = [
+    "RELOAD",
+    "Found",
+    "Initialized",
+    "NoteSaved",
+    "Outcome",
+    "Promoted",
+    "Routed",
+    "Settings",
+    "Status",
+    "Verification",
+    "plural",
+]
+
+#: What an agent does after the memory that applies changed.
+RELOAD: Final = (
+    "Agents: re-run engram_load for the current task and replace the memory loaded before."
+)
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """``1 candidate``, ``2 candidates``."""
+    return f"{count} {one if count == 1 else many or one + 's'}"
+
+
+@dataclass(frozen=True)
+class Found:
+    """``search``: entries best first, and how they were ranked."""
+
+    entries: list[dict[str, Any]]
+    ranking: dict[str, Any]
+
+    def text(self) -> str:
+        lines = [f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in self.entries]
+        return "\n".join(lines) or "no match"
+
+    def data(self) -> dict[str, Any]:
+        return {"entries": self.entries, "ranking": self.ranking, "text": self.text()}
+
+
+@dataclass(frozen=True)
+class Routed:
+    """``route``: the memories a query routes to, in load order."""
+
+    entries: list[dict[str, Any]]
+
+    def text(self) -> str:
+        lines = [f"{e['id']} ({e['type']}, {e['how']})" for e in self.entries]
+        return "\n".join(lines) or "no memory routes"
+
+    def data(self) -> dict[str, Any]:
+        return {"entries": self.entries, "text": self.text()}
+
+
+@dataclass(frozen=True)
+class Verification:
+    """``verify``: each memory file against ``memory.hashes.json``."""
+
+    files: list[dict[str, str]]
+
+    @property
+    def ok(self) -> bool:
+        return all(entry["status"] == "ok" for entry in self.files)
+
+    def text(self) -> str:
+        lines = [f"{entry['status']}: {entry['path']}" for entry in self.files]
+        if not self.ok:
+            lines.append(
+                "a file changed outside engram: review it, then `engram adopt PATH` records"
+                " it (or `git checkout -- PATH` restores it)"
+            )
+        return "\n".join(lines) or "no memory files"
+
+    def data(self) -> dict[str, Any]:
+        return {"files": self.files, "ok": self.ok, "text": self.text()}
+
+
+@dataclass(frozen=True)
+class Status:
+    """``status``: the health and counters of a project's memory."""
+
+    version: str
+    root: str
+    memories: dict[str, int]
+    notes: int
+    invalid_files: int
+    hash_mismatches: int
+    roles: list[str]
+    rule_variant: str
+
+    @property
+    def healthy(self) -> bool:
+        return not self.invalid_files and not self.hash_mismatches
+
+    def text(self) -> str:
+        counts = self.memories
+        text = (
+            f"engram {self.version} in {self.root}: {plural(counts['rule'], 'rule')},"
+            f" {plural(counts['skill'], 'skill')}, {counts['knowledge']} knowledge,"
+            f" {plural(self.notes, 'note')}; {plural(self.invalid_files, 'invalid file')},"
+            f" {plural(self.hash_mismatches, 'hash problem')}"
+        )
+        if self.invalid_files:
+            text += "\n`engram doctor` names the invalid files and what is wrong in each"
+        if self.hash_mismatches:
+            text += (
+                "\n`engram verify` lists the files with hash problems;"
+                " `engram adopt PATH` records a reviewed edit"
+            )
+        return text
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "root": self.root,
+            "memories": self.memories,
+            "notes": self.notes,
+            "invalid_files": self.invalid_files,
+            "hash_mismatches": self.hash_mismatches,
+            "roles": self.roles,
+            "rule_variant": self.rule_variant,
+            "healthy": self.healthy,
+            "text": self.text(),
+        }
+
+
+@dataclass
+class Outcome:
+    """What a write did: each candidate written or deferred (with the reason and the
+    next step)."""
+
+    written: list[dict[str, Any]] = field(default_factory=list)
+    deferred: list[dict[str, Any]] = field(default_factory=list)
+
+    def text(self) -> str:
+        lines = [f"wrote {e['id']} ({e['verdict']}) to {e['file']}" for e in self.written]
+        lines += [
+            f"deferred {e['number']} ({e['verdict']}): {e['reason']}; {e['hint']}"
+            for e in self.deferred
+        ]
+        return "\n".join(lines) or "nothing to write"
+
+    def data(self) -> dict[str, Any]:
+        return {"written": self.written, "deferred": self.deferred, "text": self.text()}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``set-role`` and ``set-rule-variant``: the configuration now (``changed``: the
+    call changed what loads show)."""
+
+    roles: list[str]
+    rule_variant: str
+    changed: str = ""
+
+    def text(self) -> str:
+        if self.changed == "roles":
+            return f"roles: {', '.join(self.roles) or '(none)'}. {RELOAD}"
+        if self.changed == "rule_variant":
+            return f"rule variant: {self.rule_variant}. {RELOAD}"
+        return f"rule variant: {self.rule_variant}"
+
+    def data(self) -> dict[str, Any]:
+        return {"roles": self.roles, "variant": self.rule_variant, "text": self.text()}
+
+
+@dataclass(frozen=True)
+class NoteSaved:
+    """A working note written."""
+
+    id: str
+    file: str
+    valid_until: str
+
+    def text(self) -> str:
+        return f"noted {self.id} in {self.file} until {self.valid_until}"
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "file": self.file,
+            "valid_until": self.valid_until,
+            "saved": True,
+            "text": self.text(),
+        }
+
+
+@dataclass(frozen=True)
+class Promoted:
+    """A working note made durable."""
+
+    note_id: str
+    id: str
+    file: str
+
+    def text(self) -> str:
+        return f"promoted {self.note_id} to {self.id} in {self.file}"
+
+    def data(self) -> dict[str, Any]:
+        return {"note_id": self.note_id, "id": self.id, "file": self.file, "text": self.text()}
+
+
+@dataclass(frozen=True)
+class Initialized:
+    """``init``: the memory folder and what was created in it."""
+
+    base: str
+    created: list[str]
+
+    def text(self) -> str:
+        made = f"created {', '.join(self.created)}" if self.created else "already there"
+        return f"engram memory in {self.base} ({made})"
+
+    def data(self) -> dict[str, Any]:
+        return {"base": self.base, "created": self.created, "text": self.text()}

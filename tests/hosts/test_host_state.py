@@ -1,0 +1,119 @@
+"""What the hosts themselves decided (Claude Code 2.1.197, Gemini CLI 0.61.0, measured):
+approval of a project's server, folder trust, servers disabled by name, local scope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engram.hosts.command import HostEnv
+from engram.hosts.host_state import claude_approval, claude_local_entry, gemini_findings
+from engram.hosts.survey import survey
+
+
+def _write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def test_a_project_server_nobody_approved_is_pending(env: HostEnv) -> None:
+    finding = claude_approval(env)
+
+    assert finding is not None
+    assert (finding.severity, finding.check) == ("warn", "host.claude_approval")
+    assert finding.fix == (
+        'run `claude` here and approve engram, or add "engram" to enabledMcpjsonServers in'
+        f" {env.workspace / '.claude' / 'settings.local.json'}"
+    )
+
+
+def test_approval_is_read_where_claude_records_it(env: HostEnv) -> None:
+    local = env.workspace / ".claude" / "settings.local.json"
+    _write(local, {"enabledMcpjsonServers": ["engram"]})
+    assert claude_approval(env) is None
+
+    _write(local, {"enableAllProjectMcpServers": True})
+    assert claude_approval(env) is None
+
+    local.unlink()
+    _write(
+        env.home / ".claude.json",
+        {"projects": {str(env.workspace): {"enabledMcpjsonServers": ["engram"]}}},
+    )
+    assert claude_approval(env) is None  # an older Claude Code's place
+
+
+def test_a_rejection_wins_over_an_approval(env: HostEnv) -> None:
+    _write(
+        env.workspace / ".claude" / "settings.local.json",
+        {"enabledMcpjsonServers": ["engram"], "disabledMcpjsonServers": ["engram"]},
+    )
+
+    finding = claude_approval(env)
+
+    assert finding is not None
+    assert finding.severity == "fail"
+    assert "claude mcp reset-project-choices" in finding.fix
+
+
+def test_claude_local_scope_is_seen_by_link_list(env: HostEnv) -> None:
+    entry = {"type": "stdio", "command": "engram-mcp", "args": [], "env": {}}
+    _write(
+        env.home / ".claude.json",
+        {"projects": {str(env.workspace): {"mcpServers": {"engram": entry}}}},
+    )
+
+    assert claude_local_entry(env) == entry
+    [claude] = [s for s in survey(env) if s.target.name == "claude" and s.scope == "workspace"]
+    assert (claude.state, claude.path) == ("linked", env.home / ".claude.json")
+    assert claude.detail == "local scope (claude mcp add), in ~/.claude.json"
+    assert claude.registration is not None
+    assert claude.registration.argv == ["engram-mcp"]
+
+
+def test_gemini_disables_servers_in_a_folder_it_does_not_trust(env: HostEnv) -> None:
+    [finding] = gemini_findings(env, workspace_entry=True)
+    assert finding.check == "host.gemini_folder_trust"
+    assert finding.fix == (
+        f'run `gemini` here and trust the folder, or add "{env.workspace}": "TRUST_FOLDER"'
+        f" to {env.home / '.gemini' / 'trustedFolders.json'}"
+    )
+    # A user registration is not a folder's: no trust needed for it.
+    assert gemini_findings(env, workspace_entry=False) == []
+
+
+def test_gemini_trust_by_rule_by_ancestor_or_turned_off(env: HostEnv) -> None:
+    rules = env.home / ".gemini" / "trustedFolders.json"
+    _write(rules, {str(env.workspace): "TRUST_FOLDER"})
+    assert gemini_findings(env, workspace_entry=True) == []
+    _write(rules, {str(env.workspace.parent): "TRUST_FOLDER"})
+    assert gemini_findings(env, workspace_entry=True) == []
+    _write(rules, {str(env.workspace / "child"): "TRUST_PARENT"})
+    assert gemini_findings(env, workspace_entry=True) == []
+    _write(rules, {str(env.workspace.parent): "TRUST_FOLDER", str(env.workspace): "DO_NOT_TRUST"})
+    assert [f.check for f in gemini_findings(env, True)] == ["host.gemini_folder_trust"]
+    rules.unlink()
+    _write(
+        env.home / ".gemini" / "settings.json", {"security": {"folderTrust": {"enabled": False}}}
+    )
+    assert gemini_findings(env, workspace_entry=True) == []
+
+
+def test_gemini_servers_disabled_or_excluded_by_name(env: HostEnv) -> None:
+    _write(env.home / ".gemini" / "mcp-server-enablement.json", {"engram": {"enabled": False}})
+    _write(env.home / ".gemini" / "settings.json", {"mcp": {"excluded": ["engram"]}})
+
+    checks = [finding.check for finding in gemini_findings(env, workspace_entry=False)]
+
+    assert checks == ["host.gemini_disabled", "host.gemini_blocked"]
+    _write(env.home / ".gemini" / "settings.json", {"mcp": {"allowed": ["other"]}})
+    assert [f.check for f in gemini_findings(env, False)][-1] == "host.gemini_blocked"
+
+
+def test_a_state_file_engram_cannot_read_tells_nothing(env: HostEnv) -> None:
+    (env.home / ".gemini").mkdir(parents=True)
+    (env.home / ".gemini" / "mcp-server-enablement.json").write_text("{ not json")
+    (env.home / ".claude.json").write_text("[1, 2")
+
+    assert gemini_findings(env, workspace_entry=False) == []
+    assert claude_local_entry(env) is None
