@@ -935,29 +935,6 @@ def test_hook_outside_a_project_prints_empty_context_and_a_note_on_stderr(
     assert stderr.startswith("engram hook: ")
 
 
-#: What hosts refuse at the top of a tool's input schema: Claude Code drops the tool
-#: ("its input schema uses top-level anyOf"), as the Anthropic API refuses it.
-TOP_LEVEL_REFUSED = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else")
-
-
-def test_no_tool_of_either_face_has_a_top_level_combinator(
-    project: Project, tmp_path: Path
-) -> None:
-    from engram.testing import host_profile
-
-    profile = host_profile(tmp_path / "host")
-    server = project.start("--host-profile", str(profile))
-    tools = _tools(server)
-
-    assert len(tools) == 17  # eleven project tools and the six governed ones
-    refused = {
-        name: sorted(set(tool["inputSchema"]) & set(TOP_LEVEL_REFUSED))
-        for name, tool in tools.items()
-    }
-    assert refused == {name: [] for name in tools}
-    assert all(tool["inputSchema"]["type"] == "object" for tool in tools.values())
-
-
 @pytest.mark.parametrize(
     ("name", "arguments", "message"),
     [

@@ -364,6 +364,7 @@ class Dispatcher:
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
             raise InvalidParams()
+        arguments = _without_host_controls(arguments)
         tool = self.tools.get(name)
         if tool is None:
             raise UnknownTool()
@@ -371,6 +372,21 @@ class Dispatcher:
             arguments, CallContext("modern" if modern else "legacy", elicitation)
         )
         return result.to_wire()
+
+
+#: Arguments a host adds to every tool call for itself, never the tool's, and their type:
+#: Gemini CLI (0.61) adds ``wait_for_previous`` to every tool's input schema it shows its
+#: model and passes the model's value on. They are removed before the tool's closed schema
+#: is checked (docs/hosts.md, "Tool schemas every host accepts").
+HOST_CONTROL_ARGUMENTS: Final = {"wait_for_previous": bool}
+
+
+def _without_host_controls(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in arguments.items()
+        if not (key in HOST_CONTROL_ARGUMENTS and isinstance(value, HOST_CONTROL_ARGUMENTS[key]))
+    }
 
 
 def _string(params: dict[str, Any], key: str) -> str:

@@ -21,7 +21,7 @@ CONTRACT_VERSION: Final = "1"
 _DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 _TEXT: Final = {"type": "string", "minLength": 1, "maxLength": MAX_CANDIDATE_TEXT}
 _QUERY: Final = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY}
-_TYPE: Final = {"enum": ["rule", "skill", "workflow", "knowledge"]}
+_TYPE: Final = {"type": "string", "enum": ["rule", "skill", "workflow", "knowledge"]}
 _ROLE: Final = {
     "anyOf": [
         {"type": "string", "minLength": 1, "maxLength": 64},
@@ -66,7 +66,7 @@ INPUT: Final[dict[str, dict[str, Any]]] = {
                 "description": "Load one memory by id (budget_tokens has no effect).",
             },
             "budget_tokens": {"type": "integer", "minimum": 200, "maximum": 16_000},
-            "disclosure": {"enum": ["tiered", "cards"]},
+            "disclosure": {"type": "string", "enum": ["tiered", "cards"]},
             "full": {"type": "boolean"},
             "explain": {"type": "boolean"},
         }
@@ -78,13 +78,13 @@ INPUT: Final[dict[str, dict[str, Any]]] = {
     "engram_search": _closed(
         {"query": _QUERY, "limit": {"type": "integer", "minimum": 1, "maximum": 50}}, ("query",)
     ),
-    "engram_verify": _closed({"scope": {"enum": ["workspace", "global", "all"]}}),
+    "engram_verify": _closed({"scope": {"type": "string", "enum": ["workspace", "global", "all"]}}),
     "engram_status": _closed({}),
     "engram_save": _closed(
         {
             "text": _TEXT,
             "type": _TYPE,
-            "scope": {"enum": ["workspace", "global", "both"]},
+            "scope": {"type": "string", "enum": ["workspace", "global", "both"]},
             "role": _ROLE,
         },
         ("text",),
@@ -92,7 +92,7 @@ INPUT: Final[dict[str, dict[str, Any]]] = {
     "engram_save_session": _closed(
         {
             "text": {**_TEXT, "description": "One candidate per line: 'TYPE: rule | TEXT: ...'"},
-            "scope": {"enum": ["workspace", "global", "both"]},
+            "scope": {"type": "string", "enum": ["workspace", "global", "both"]},
             "role": _ROLE,
             "showRuleVariants": {"type": "boolean"},
         },
@@ -128,14 +128,15 @@ INPUT: Final[dict[str, dict[str, Any]]] = {
         one_required=("role", "roles"),
     ),
     "engram_set_rule_variant": _closed(
-        {"variant": {"enum": ["off", "light", "balanced", "strict", "status"]}}, ("variant",)
+        {"variant": {"type": "string", "enum": ["off", "light", "balanced", "strict", "status"]}},
+        ("variant",),
     ),
     "engram_note": _closed(
         {
             "text": {"type": "string", "minLength": 1, "maxLength": 8192},
             "objective": {"type": "string", "maxLength": 512},
             "type": _TYPE,
-            "scope": {"enum": ["workspace", "global"]},
+            "scope": {"type": "string", "enum": ["workspace", "global"]},
         },
         ("text",),
     ),
@@ -161,7 +162,7 @@ ENVELOPE_OUTPUT: Final = {
                 "required": ["id", "severity", "message"],
                 "properties": {
                     "id": {"type": "string"},
-                    "severity": {"enum": ["info", "warning", "error"]},
+                    "severity": {"type": "string", "enum": ["info", "warning", "error"]},
                     "message": {"type": "string"},
                     "remediation": {"type": "string"},
                 },

@@ -207,7 +207,8 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
     (
         "engram_route",
         "Route a task",
-        "Classify a task and list the memories it routes to, in load order.",
+        "Classify a task and list the memories it routes to, in load order. Give `query` or"
+        " `task`.",
         _route,
         True,
     ),
@@ -259,7 +260,8 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
     (
         "engram_set_role",
         "Set roles",
-        "Set the active roles (then re-run engram_load).",
+        "Set the active roles (then re-run engram_load). Give `role` or `roles`. `roles: []`"
+        " clears them.",
         _set_role,
         False,
     ),

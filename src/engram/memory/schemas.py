@@ -93,7 +93,7 @@ COMPONENT: Final = _closed(
     ["component_id", "kind", "text", "citation_ids"],
     {
         "component_id": OPAQUE,
-        "kind": {"enum": ["context", "decision", "evidence"]},
+        "kind": {"type": "string", "enum": ["context", "decision", "evidence"]},
         "text": _text(1, 65_536, nfc=False),
         "citation_ids": _ids(1, 256),
     },
@@ -134,7 +134,7 @@ PAYLOAD: Final = _closed(
         "retention": _closed(
             [],
             {
-                "derivative_rule": {"enum": ["retain", "make-ineligible"]},
+                "derivative_rule": {"type": "string", "enum": ["retain", "make-ineligible"]},
                 "expires_at": INSTANT,
             },
         ),
@@ -165,8 +165,8 @@ EVIDENCE: Final = _closed(
 CAPABILITY_POLICY: Final = _closed(
     [],
     {
-        "minimum_channels": {"enum": ["lexical", "lexical_and_semantic"]},
-        "network": {"enum": ["forbid", "allow"]},
+        "minimum_channels": {"type": "string", "enum": ["lexical", "lexical_and_semantic"]},
+        "network": {"type": "string", "enum": ["forbid", "allow"]},
     },
 )
 
@@ -311,7 +311,7 @@ OUTPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             {
                 "receipt": _RECEIPT,
                 "replayed": {"type": "boolean"},
-                "key_destruction": {"enum": ["pending", "complete"]},
+                "key_destruction": {"type": "string", "enum": ["pending", "complete"]},
             },
         )
     ),
@@ -321,7 +321,7 @@ OUTPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             {
                 "receipt": _RECEIPT,
                 "replayed": {"type": "boolean"},
-                "projection_invalidation": {"enum": ["pending", "complete"]},
+                "projection_invalidation": {"type": "string", "enum": ["pending", "complete"]},
                 "coverage_receipt_digest": DIGEST,
             },
         )
