@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -162,3 +163,30 @@ def test_exactly_two_catch_all_boundaries() -> None:
         if _is_boundary(node)
     ]
     assert sorted(boundaries) == ["cli/main.py", "mcp/dispatcher.py"]
+
+
+#: The files that may write a file other than through ``engram.durable`` (and why).
+_OWN_WRITERS = {
+    "durable.py": "the one helper itself",
+    "crypto/ledger.py": "appends to the shred ledger (an append is not a rewrite)",
+    "crypto/escrow.py": "overwrites an escrow key in place, to shred it",
+    "store/sqlite/database.py": "creates an empty private file for SQLite to open",
+    "testing/projects.py": "writes test fixtures as a person would, by hand",
+    "project/approvals.py": "opens its lock file to hold the lock (writes nothing to it)",
+}
+#: Writing a file: ``os.fdopen`` of a pipe (stdio, test clients) is not one.
+_WRITES = re.compile(
+    r"\.write_text\(|\.write_bytes\(|os\.replace\(|os\.rename\(|O_WRONLY"
+    r"|(?<!fd)open\([^)]*['\"][wa]b?['\"]"
+)
+
+
+def test_every_file_engram_writes_goes_through_one_helper() -> None:
+    """One way to write a file (temporary file, fsync, rename, fsync of the folder):
+    issue 14 found seven, some without fsync."""
+    writers = {
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if _WRITES.search(path.read_text())
+    }
+    assert writers <= set(_OWN_WRITERS), sorted(writers - set(_OWN_WRITERS))

@@ -451,3 +451,32 @@ def test_an_interrupted_commit_is_finished_by_the_next_command(initialised: Path
     assert [e["id"] for e in json.loads(found.stdout)["entries"]] == ["never-force-push"]
     assert not layout.journal.exists()
     assert not temporary.exists()
+
+
+def test_ss_at_a_terminal_says_what_to_type(initialised: Path) -> None:
+    """`engram ss` with nothing piped in waited without a word."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "ENGRAM_SEMANTIC": "off"}
+    process = subprocess.Popen(
+        [str(Path(sys.executable).with_name("engram")), "ss"],
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=initialised,
+        env=env,
+    )
+    os.close(terminal)
+    try:
+        os.write(controller, b"TYPE: rule | TEXT: Use tabs\n\x04")
+        out, err = process.communicate(timeout=60)
+    finally:
+        os.close(controller)
+
+    assert err.decode() == (
+        "engram: type the candidate lines ('TYPE: rule | TEXT: ...', one per line), then"
+        " Ctrl-D (or pass --file FILE, or pipe them in)\n"
+    )
+    assert out.decode().startswith("1. Verdict: ADD\n")
+    assert process.returncode == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from engram.cli.main import cli
@@ -84,3 +85,19 @@ def test_init_refuses_an_existing_profile_and_unknown_grants(tmp_path: Path) -> 
     bogus = runner.invoke(cli, ["host", "init", str(tmp_path / "x"), *ARGS, "--grant", "admin"])
     assert bogus.exit_code == 2
     assert "unknown tool to grant: admin" in bogus.output
+
+
+def test_a_database_url_is_never_taken_for_a_file_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--store postgresql://…` made a SQLite file under a folder named `postgresql:`."""
+    monkeypatch.chdir(tmp_path)
+    url = "postgresql://postgres@127.0.0.1:5432/test"
+    result = CliRunner().invoke(cli, ["host", "init", str(tmp_path / "h"), *ARGS, "--store", url])
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "engram: --store takes a file path; postgresql: URLs are not supported yet (governed"
+        " memory runs on SQLite): give a path such as /srv/engram/memory.db\n"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,9 @@ from engram.hosts.command import (
     SERVER_FLAGS,
     SERVER_VALUED_OPTIONS,
     CommandLine,
+    HostEnv,
     read_command_line,
+    server_command,
 )
 from engram.mcp.options import USAGE, parse_options
 
@@ -138,3 +141,46 @@ def test_the_options_table_is_the_servers_own() -> None:
         assert parse_options([flag], {}).ignored == ()
     for option in SERVER_VALUED_OPTIONS:
         assert parse_options([option, "x"], {}).ignored == ()
+
+
+def _env(tmp_path: Path, on_path: set[str], from_index: bool) -> HostEnv:
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "engram-mcp").write_text("#!/bin/sh\n")
+    return HostEnv(
+        workspace=tmp_path,
+        home=tmp_path / "home",
+        config_home=tmp_path / "home" / ".config",
+        which=lambda name: f"/usr/bin/{name}" if name in on_path else None,
+        executable=venv / "python",
+        version="1.2.3",
+        from_index=from_index,
+    )
+
+
+@pytest.mark.parametrize(
+    ("on_path", "from_index", "argv"),
+    [
+        # engram-mcp on PATH wins, however engram was installed.
+        ({"engram-mcp", "uvx"}, True, ["engram-mcp"]),
+        # Installed from an index: the runner pinned to this exact version.
+        ({"uvx", "pipx"}, True, ["uvx", "--from", "engram-trust==1.2.3", "engram-mcp"]),
+        ({"pipx"}, True, ["pipx", "run", "--spec", "engram-trust==1.2.3", "engram-mcp"]),
+        # From a checkout, or no runner: the absolute path is the fallback.
+        ({"uvx", "pipx"}, False, ["<venv>/engram-mcp"]),
+        (set(), True, ["<venv>/engram-mcp"]),
+    ],
+)
+def test_the_command_form_prefers_the_pinned_runner_for_an_engram_from_an_index(
+    tmp_path: Path, on_path: set[str], from_index: bool, argv: list[str]
+) -> None:
+    env = _env(tmp_path, on_path, from_index)
+
+    command = server_command(env)
+
+    venv = str(tmp_path / "venv" / "bin")
+    assert [word.replace(venv, "<venv>") for word in command.argv] == argv
+    assert command.pinned == (None if argv == ["engram-mcp"] else "1.2.3")
+    line = read_command_line(command.argv)
+    assert line is not None
+    assert line.repinnable  # engram's own command is always one it can re-pin

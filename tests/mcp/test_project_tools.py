@@ -323,6 +323,47 @@ def test_without_project_memory_tools_answer_not_initialized_until_init_runs(
     assert server.running
 
 
+@pytest.mark.parametrize(
+    ("approve", "message"),
+    [
+        ([], "approve: must not be empty"),
+        ([0], "approve/0: must be at least 1"),
+        ([1, 1], "approve: must not name an item twice"),
+        ("some", 'approve: must be one of: "all"; or a non-empty list of integers >= 1, each once'),
+    ],
+)
+def test_a_bad_approve_list_says_what_is_wrong_with_it(
+    project: Project, approve: Any, message: str
+) -> None:
+    """Each used to be "does not satisfy anyOf"."""
+    error = _failed(
+        call(project.start(), "engram_commit", {"approval_token": "t" * 32, "approve": approve})
+    )
+
+    assert (error["code"], error["message"]) == ("INVALID_ARGUMENTS", message)
+
+
+def test_an_out_of_range_resource_limit_is_an_error_naming_the_key_not_a_traceback(
+    project: Project, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (project.base / "config.json").write_text('{"mcp": {"resource_limit": 999}}')
+    server = project.start()
+
+    reply = server.request("resources/list")
+
+    config = project.base / "config.json"
+    assert reply["error"] == {
+        "code": -32603,
+        "message": "Project memory cannot serve this request",
+        "data": {
+            "code": "INVALID_CONFIG",
+            "detail": f"{config}: mcp.resource_limit must be a whole number 0..200; edit the"
+            " file (remove it for the default, 20)",
+        },
+    }
+    assert "Traceback" not in capfd.readouterr().err
+
+
 # --- proposals, tokens and commit ---------------------------------------------------------
 
 
@@ -338,6 +379,7 @@ def test_save_previews_with_a_verdict_line_and_writes_nothing(project: Project) 
         "   Title: Release tags are signed with the team key\n"
         "   Text: Release tags are signed with the team key"
     )
+    assert data["text"].startswith("Proposal (1 candidate):\n")  # not "1 candidates"
     assert data["text"].endswith(f"approval_token: {token} (single use, expires in 30 minutes)")
     assert len(token) >= 22  # at least 128 random bits in URL-safe base64
     assert project.files() == before

@@ -323,3 +323,17 @@ def test_commit_defers_a_supersede_whose_target_no_longer_matches(
     assert [entry["number"] for entry in outcome.deferred] == [1]
     assert md_files(layout) == ["rules/unit-tests-first.md"]
     assert target.read_text() == edited
+
+
+def test_an_unreadable_pending_approvals_file_says_it_can_be_deleted(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    layout.pending.write_text("{ not json")
+
+    with pytest.raises(ApprovalTampered) as refused:
+        memory.proposals().take("x" * 32, lambda pending: None)
+
+    assert refused.value.detail == (
+        f"{layout.pending} does not parse: delete it (it holds only proposals not yet"
+        " approved, which the agent can propose again; no memory is lost)"
+    )

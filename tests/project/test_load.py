@@ -524,3 +524,30 @@ def test_memories_cut_by_the_limit_are_omitted_for_budget(
 def test_roles_can_be_cleared(memory: ProjectMemory) -> None:
     memory.set_roles(["backend"])
     assert memory.set_roles([]).roles == []
+
+
+def test_one_call_brings_the_index_up_to_date_once(
+    memory: ProjectMemory, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One engram_load refreshed the index three times (the load, then the diagnostics
+    twice); a write within a call still refreshes it again."""
+    write_memory_file(layout, "deploy-script", "knowledge", "Deploy with make release")
+    refreshes: list[int] = []
+    original = memory.catalog.refresh
+
+    def counted() -> None:
+        refreshes.append(1)
+        original()
+
+    monkeypatch.setattr(memory.catalog, "refresh", counted)
+
+    with memory.call():
+        memory.load("deploy")
+        memory.problems()
+        memory.search("deploy")
+    assert len(refreshes) == 1
+
+    with memory.call():
+        memory.write_note(memory.note("The cache warms slowly", "", "knowledge", "workspace"))
+        memory.search("cache")
+    assert len(refreshes) == 3  # the call's own, and the one after the write

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from engram.crypto.keyfiles import create_keyring
@@ -62,6 +63,12 @@ def init_host(
         raise UsageError(f"unknown tool to grant: {', '.join(unknown)}")
     if retention_max_days < 1:
         raise UsageError("--retention-max-days must be a positive number of days")
+    scheme = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*):/", str(store or ""))
+    if scheme:  # `postgresql://…` became a SQLite file under a folder named `postgresql:`
+        raise UsageError(
+            f"--store takes a file path; {scheme.group(1)}: URLs are not supported yet"
+            " (governed memory runs on SQLite): give a path such as /srv/engram/memory.db"
+        )
     directory = directory.expanduser().resolve()
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new one is private
     profile = directory / PROFILE_NAME

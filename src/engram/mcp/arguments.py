@@ -59,6 +59,8 @@ _RULES = {
 
 def _describe(error: Any) -> str:
     # Never echo the value itself: it may be long, or hold what should not be repeated.
+    if error.validator in ("minItems", "minLength") and error.validator_value == 1:
+        return "must not be empty"
     if error.validator in _RULES:
         return _RULES[error.validator].format(json.dumps(error.validator_value))
     if error.validator in ("required", "additionalProperties", "x-engram-oneRequired"):

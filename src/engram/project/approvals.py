@@ -65,6 +65,13 @@ def _hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+#: What to do about an unreadable pending-approvals.json: it holds only proposals.
+_REMEDY = (
+    ": delete it (it holds only proposals not yet approved, which the agent can propose"
+    " again; no memory is lost)"
+)
+
+
 class Proposals:
     """The pending proposals of one workspace."""
 
@@ -93,9 +100,9 @@ class Proposals:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except ValueError as exc:
-            raise ApprovalTampered(f"{self.path} does not parse") from exc
+            raise ApprovalTampered(f"{self.path} does not parse{_REMEDY}") from exc
         if not isinstance(data, dict) or not isinstance(data.get("proposals"), dict):
-            raise ApprovalTampered(f"{self.path} has an unexpected shape")
+            raise ApprovalTampered(f"{self.path} has an unexpected shape{_REMEDY}")
         return data
 
     def create(self, pending: Pending, state: str = "pending") -> str:

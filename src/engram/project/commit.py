@@ -51,10 +51,10 @@ class Changes:
     def write_memory(self, layout: Layout, memory: Memory, folder: str | None = None) -> Path:
         """Stage one memory file (and, outside the working tier, its hash)."""
         path = layout.folder(folder or FOLDERS[memory.type]) / f"{memory.id}.md"
-        self.write_text(layout, path, render_memory(memory))
+        self.stage_text(layout, path, render_memory(memory))
         return path
 
-    def write_text(self, layout: Layout, path: Path, text: str) -> None:
+    def stage_text(self, layout: Layout, path: Path, text: str) -> None:
         """Stage a file's text (and, outside the working tier, its hash)."""
         self._files.write(path, text)
         if path.parent.name != "working":

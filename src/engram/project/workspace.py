@@ -163,15 +163,16 @@ class ProjectMemory:
         """One call of a tool: the index is brought up to date once, at its start (a
         write within it brings it up to date again)."""
         self.refresh()
-        self._call.fresh = True
+        self._call.fresh = self._call.active = True
         try:
             yield
         finally:
-            self._call.fresh = False
+            self._call.fresh = self._call.active = False
 
     def _refresh_after_write(self) -> None:
         self._call.fresh = False
         self.refresh()
+        self._call.fresh = getattr(self._call, "active", False)
 
     def refresh(self) -> None:
         """Bring the index up to date with the files; a damaged index is rebuilt."""
@@ -522,7 +523,7 @@ class ProjectMemory:
                 target = self.layout.base / (item.target or item.path)
                 if target != path:
                     changes.delete(self.layout, path)
-                changes.write_text(self.layout, target, item.text)
+                changes.stage_text(self.layout, target, item.text)
             else:
                 changes.record(self.layout, path, item.text)
         changes.commit()
