@@ -29,6 +29,7 @@ when it is a protocol error, and the CLI exit code::
     │   └── NotWritable                  a folder refused a file; nothing was changed
     ├── ElicitationFailed                the client could not answer a dialog (timeout,
     │                                    error reply, connection closed)
+    ├── TokenRefused                     a bearer token engram-mcp --http refuses (HTTP 401)
     ├── HostConfigError                  a host configuration file engram will not touch
     │   ├── HostConfigUnparseable        cannot be parsed (detail names file, line, column)
     │   ├── HostConfigShape              parses, but engram's key sits in the wrong shape
@@ -109,6 +110,7 @@ __all__ = [
     "SecretRefused",
     "StalePage",
     "StoreUnavailable",
+    "TokenRefused",
     "TrustedContextUnavailable",
     "Unauthorized",
     "UnknownMemory",
@@ -557,6 +559,14 @@ class ElicitationFailed(EngramError):
 
 
 # --- Agent host configuration files (engram link / unlink / upgrade / doctor) -------
+
+
+class TokenRefused(EngramError):
+    """A bearer token ``engram-mcp --http`` does not accept: HTTP 401 before any tool
+    runs. ``detail`` (why) is for the operator's log only, never for the response."""
+
+    code = "TOKEN_REFUSED"
+    message = "The bearer token is missing, invalid, expired or revoked."
 
 
 class HostConfigError(EngramError):

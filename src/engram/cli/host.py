@@ -236,6 +236,40 @@ def revoke(profile: Path, principal: str | None) -> None:
     click.echo(f"revoked {target}")
 
 
+@host.command("issue-token")
+@PROFILE_OPTION
+@click.option(
+    "--ttl-seconds",
+    type=click.IntRange(1, 86_400),
+    default=3_600,
+    show_default=True,
+    help="How long the token is valid (at most a day).",
+)
+def issue_token_command(profile: Path, ttl_seconds: int) -> None:
+    """Print a bearer token naming this profile's binding, for engram-mcp --http.
+
+    Signed with a key only this host holds (token.key beside the store's keys); give it to
+    the agent that runs with this profile, as `Authorization: Bearer <token>`.
+    """
+    import time
+
+    from engram.host.profile import load_profile
+    from engram.host.tokens import issue_token
+
+    click.echo(issue_token(load_profile(profile), int(time.time()), ttl_seconds))
+
+
+@host.command("revoke-token")
+@click.argument("token_or_id")
+@PROFILE_OPTION
+def revoke_token_command(token_or_id: str, profile: Path) -> None:
+    """Refuse a token from now on (give the token, or its id)."""
+    from engram.host.profile import load_profile
+    from engram.host.tokens import revoke_token
+
+    click.echo(f"revoked token {revoke_token(load_profile(profile), token_or_id)}")
+
+
 @host.command("verify")
 @PROFILE_OPTION
 def verify(profile: Path) -> None:

@@ -20,7 +20,14 @@ from engram.crypto.sealing import KEY_BYTES
 from engram.durable import write_atomic
 from engram.errors import TrustedContextUnavailable
 
-__all__ = ["KeyRing", "add_kek", "create_keyring", "load_keyring", "retire_kek"]
+__all__ = [
+    "KeyRing",
+    "add_kek",
+    "create_keyring",
+    "load_keyring",
+    "read_private_key",
+    "retire_kek",
+]
 
 _CURRENT: Final = "current"
 _MAC: Final = "mac.key"
@@ -84,6 +91,11 @@ def _read_trusted(path: Path, size: int | None = KEY_BYTES) -> bytes:
     if size is not None and len(data) != size:
         raise TrustedContextUnavailable(f"key file {path.name} has the wrong size")
     return data
+
+
+def read_private_key(path: Path) -> bytes:
+    """A 32-byte key file, only when it is private to its owner."""
+    return _read_trusted(path)
 
 
 def load_keyring(directory: Path) -> KeyRing:
