@@ -173,6 +173,7 @@ _OWN_WRITERS = {
     "store/sqlite/database.py": "creates an empty private file for SQLite to open",
     "testing/projects.py": "writes test fixtures as a person would, by hand",
     "project/approvals.py": "opens its lock file to hold the lock (writes nothing to it)",
+    "host/tokens.py": "opens its lock file to hold the lock (writes nothing to it)",
 }
 #: Writing a file: ``os.fdopen`` of a pipe (stdio, test clients) is not one.
 _WRITES = re.compile(

@@ -73,6 +73,8 @@ def _approve_in_claude_and_gemini(home: Path, workspace: Path) -> None:
     CLI (trust the folder)."""
     local = workspace / ".claude" / "settings.local.json"
     local.write_text(json.dumps({"enabledMcpjsonServers": ["engram"]}))
+    trusted = {"projects": {str(workspace): {"hasTrustDialogAccepted": True}}}
+    (home / ".claude.json").write_text(json.dumps(trusted))
     (home / ".gemini").mkdir(exist_ok=True)
     (home / ".gemini" / "trustedFolders.json").write_text(
         json.dumps({str(workspace): "TRUST_FOLDER"})
@@ -490,8 +492,8 @@ def test_a_registration_the_host_will_not_start_is_a_warning_with_its_exact_fix(
 
     warned = {c["id"]: c for c in _checks(result.output) if c["status"] == "warn"}
     assert warned["host.claude_approval"]["remediation"] == (
-        'run `claude` here and approve engram, or add "engram" to enabledMcpjsonServers in'
-        f" {workspace / '.claude' / 'settings.local.json'}"
+        'run `claude` here, trust the folder and approve engram (or add "engram" to'
+        f" enabledMcpjsonServers in {workspace / '.claude' / 'settings.local.json'})"
     )
     assert warned["host.gemini_folder_trust"]["remediation"] == (
         f'run `gemini` here and trust the folder, or add "{workspace}": "TRUST_FOLDER" to'

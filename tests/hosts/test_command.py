@@ -133,7 +133,7 @@ def test_a_valued_option_without_its_value_is_unknown() -> None:
 
 
 def test_the_options_table_is_the_servers_own() -> None:
-    usage = USAGE.splitlines()[0]
+    usage = USAGE.split("\n\n")[0]  # the usage lines, up to the first blank one
     listed = dict(re.findall(r"\[(--[a-z-]+)( [A-Z]+)?\]", usage))
     assert {name for name, value in listed.items() if not value} == SERVER_FLAGS
     assert {name for name, value in listed.items() if value} == SERVER_VALUED_OPTIONS

@@ -22,25 +22,33 @@ def test_a_project_server_nobody_approved_is_pending(env: HostEnv) -> None:
     assert finding is not None
     assert (finding.severity, finding.check) == ("warn", "host.claude_approval")
     assert finding.fix == (
-        'run `claude` here and approve engram, or add "engram" to enabledMcpjsonServers in'
-        f" {env.workspace / '.claude' / 'settings.local.json'}"
+        'run `claude` here, trust the folder and approve engram (or add "engram" to'
+        f" enabledMcpjsonServers in {env.workspace / '.claude' / 'settings.local.json'})"
     )
 
 
 def test_approval_is_read_where_claude_records_it(env: HostEnv) -> None:
     local = env.workspace / ".claude" / "settings.local.json"
+    trust = env.home / ".claude.json"
     _write(local, {"enabledMcpjsonServers": ["engram"]})
+    # Claude Code 2.1.332: the project's approval counts once the folder is trusted.
+    untrusted = claude_approval(env)
+    assert untrusted is not None
+    assert untrusted.fix == "run `claude` here and accept the trust dialog"
+    _write(trust, {"projects": {str(env.workspace): {"hasTrustDialogAccepted": True}}})
     assert claude_approval(env) is None
 
     _write(local, {"enableAllProjectMcpServers": True})
     assert claude_approval(env) is None
 
     local.unlink()
-    _write(
-        env.home / ".claude.json",
-        {"projects": {str(env.workspace): {"enabledMcpjsonServers": ["engram"]}}},
-    )
+    project = {"hasTrustDialogAccepted": True, "enabledMcpjsonServers": ["engram"]}
+    _write(trust, {"projects": {str(env.workspace): project}})
     assert claude_approval(env) is None  # an older Claude Code's place
+
+    trust.unlink()
+    _write(env.home / ".claude" / "settings.json", {"enabledMcpjsonServers": ["engram"]})
+    assert claude_approval(env) is None  # the user's own settings: every project
 
 
 def test_a_rejection_wins_over_an_approval(env: HostEnv) -> None:

@@ -54,11 +54,11 @@ def host_commands() -> Path:
 @dataclass(frozen=True)
 class Sandbox:
     """A temporary home, a git project in it where ``engram init`` ran, and the folder
-    of the host CLIs."""
+    of the host CLIs' commands (``clis``)."""
 
     home: Path
     project: Path
-    hosts: Path
+    clis: Path
 
     def env(self, *, engram_mcp_on_path: bool = True) -> dict[str, str]:
         """The whole environment of a program run here. Without ``engram_mcp_on_path``
@@ -77,7 +77,7 @@ class Sandbox:
             "XDG_CACHE_HOME": str(self.home / ".cache"),
             "XDG_DATA_HOME": str(self.home / ".local" / "share"),
             "XDG_STATE_HOME": str(self.home / ".local" / "state"),
-            "PATH": os.pathsep.join([*path, str(self.hosts), *inherited]),
+            "PATH": os.pathsep.join([*path, str(self.clis), *inherited]),
             "ENGRAM_SEMANTIC": "off",
             "NO_COLOR": "1",
             **QUIET,

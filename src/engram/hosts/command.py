@@ -63,7 +63,7 @@ _MODULE_PREFIX = ("-m", "engram.mcp")
 #: engram-mcp's options in a host entry (``engram-mcp --help``; a test keeps these
 #: in step with the server's own parser): flags, and options that take a value.
 SERVER_FLAGS = frozenset({"--always-load", "--no-elicitation"})
-SERVER_VALUED_OPTIONS = frozenset({"--host-profile", "--root"})
+SERVER_VALUED_OPTIONS = frozenset({"--host-profile", "--root", "--http"})
 #: Package runners a re-pin may replace: they fetch engram-mcp and run it on this
 #: machine, as the command engram writes does. Each is the runner program's name and
 #: the words of its run subcommand.

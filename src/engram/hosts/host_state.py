@@ -73,16 +73,16 @@ def claude_approval(env: HostEnv) -> HostFinding | None:
 
     Claude Code records the choice in ``.claude/settings.local.json`` (older versions:
     ``~/.claude.json`` under the project, which it moves there), or for every project
-    in ``~/.claude/settings.json``; a rejection wins over an approval.
+    in ``~/.claude/settings.json``; a rejection wins over an approval. Since 2.1.3xx a
+    project's own approval counts only once the person accepted the folder's trust
+    dialog (``hasTrustDialogAccepted`` under the project in ``~/.claude.json``).
     """
     local = env.workspace / ".claude" / "settings.local.json"
-    sources: list[Any] = [
-        _json(local),
-        _json(env.home / ".claude" / "settings.json"),
-        _legacy_project_state(env),
-    ]
-    settings = [source for source in sources if isinstance(source, dict)]
-    if any(SERVER in _names(s.get("disabledMcpjsonServers")) for s in settings):
+    user = _json(env.home / ".claude" / "settings.json")
+    project = _legacy_project_state(env) or {}
+    local_settings = _json(local)
+    sources = [s for s in (local_settings, user, project) if isinstance(s, dict)]
+    if any(SERVER in _names(s.get("disabledMcpjsonServers")) for s in sources):
         return HostFinding(
             "fail",
             "host.claude_approval",
@@ -90,19 +90,32 @@ def claude_approval(env: HostEnv) -> HostFinding | None:
             f'remove "{SERVER}" from disabledMcpjsonServers in {local}, or run'
             " `claude mcp reset-project-choices` here and approve engram when claude asks",
         )
-    if any(
-        s.get("enableAllProjectMcpServers") is True
-        or SERVER in _names(s.get("enabledMcpjsonServers"))
-        for s in settings
-    ):
+    if isinstance(user, dict) and _approves(user):
         return None
+    project_approves = any(_approves(s) for s in (local_settings, project) if isinstance(s, dict))
+    if project_approves and project.get("hasTrustDialogAccepted") is True:
+        return None
+    if project_approves:
+        return HostFinding(
+            "warn",
+            "host.claude_approval",
+            "engram is approved in the project's settings, but Claude Code starts it only once"
+            " the folder is trusted (`claude mcp list` shows it as pending approval)",
+            "run `claude` here and accept the trust dialog",
+        )
     return HostFinding(
         "warn",
         "host.claude_approval",
         "Claude Code has not been told to start the project's engram server yet"
         " (`claude mcp list` shows it as pending approval)",
-        f'run `claude` here and approve engram, or add "{SERVER}" to enabledMcpjsonServers'
-        f" in {local}",
+        f'run `claude` here, trust the folder and approve engram (or add "{SERVER}" to'
+        f" enabledMcpjsonServers in {local})",
+    )
+
+
+def _approves(settings: dict[str, Any]) -> bool:
+    return settings.get("enableAllProjectMcpServers") is True or SERVER in _names(
+        settings.get("enabledMcpjsonServers")
     )
 
 

@@ -57,6 +57,22 @@ def build_dispatcher(options: ServerOptions, resources: contextlib.ExitStack) ->
     )
 
 
+def _serve_http(options: ServerOptions, stderr: TextIO) -> int:
+    """``--http``: the governed tools of a host profile, over Streamable HTTP."""
+    if options.host_profile is None:
+        print("engram-mcp: --http serves a host profile: give --host-profile PATH", file=stderr)
+        return 2
+    try:
+        from engram.mcp.http import serve_http
+    except ImportError:
+        print(
+            "engram-mcp: --http needs the http extra: pip install 'engram-trust[http]'",
+            file=stderr,
+        )
+        return 2
+    return serve_http(options, options.http or "")
+
+
 def run(
     argv: Sequence[str],
     stdin: BinaryIO,
@@ -75,6 +91,8 @@ def run(
     if options.show_help or options.show_version:
         print(USAGE if options.show_help else f"engram-mcp {__version__}", file=stderr)
         return 0
+    if options.http is not None:
+        return _serve_http(options, stderr)
     with contextlib.ExitStack() as resources:
         serve(build_dispatcher(options, resources), stdin, stdout)
     return 0

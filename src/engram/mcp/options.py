@@ -8,6 +8,7 @@ ignored with a note on stderr rather than refused (mcp-server.txt).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +19,11 @@ from engram.project.layout import global_root
 __all__ = ["USAGE", "ServerOptions", "parse_options"]
 
 USAGE = """usage: engram-mcp [--always-load] [--no-elicitation] [--host-profile PATH] [--root DIR]
+                  [--http ADDRESS]
 
-Serves engram over MCP on stdin/stdout (newline-delimited JSON-RPC, both protocol eras).
+Serves engram over MCP on stdin/stdout (newline-delimited JSON-RPC, both protocol eras),
+or with --http the governed tools of a host profile over Streamable HTTP at /mcp (every
+request carries `Authorization: Bearer <token>` from `engram host issue-token`).
 
   --always-load        mark engram_load with _meta["anthropic/alwaysLoad"] (Claude Code)
   --no-elicitation     never ask through the client's dialog; use approval tokens
@@ -27,10 +31,17 @@ Serves engram over MCP on stdin/stdout (newline-delimited JSON-RPC, both protoco
                        (default: $ENGRAM_HOST_PROFILE)
   --root DIR           the project to serve (default: the nearest directory, from the
                        current one upwards, that holds .agents/.engram)
+  --http ADDRESS       serve over HTTP at HOST:PORT (e.g. 127.0.0.1:8765; needs a host
+                       profile and the http extra: pip install 'engram-trust[http]')
 
 Environment: ENGRAM_HOST_PROFILE, ENGRAM_ELICITATION_TIMEOUT_S (default 60),
-ENGRAM_LOG_LEVEL (default WARNING; logs go to stderr).
+ENGRAM_LOG_LEVEL (default WARNING; logs go to stderr), ENGRAM_HTTP_ALLOWED_HOSTS (more
+Host values --http answers to, comma-separated, e.g. behind a proxy).
 """
+
+
+#: ``--http``'s ``HOST:PORT`` (a name, an IPv4 address or a bracketed IPv6 one).
+_ADDRESS = re.compile(r"(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,10 @@ class ServerOptions:
     elicitation_timeout: float = 60.0
     #: Project memory's semantic channel (``ENGRAM_SEMANTIC=off`` turns it off).
     semantic: bool = True
+    #: ``--http HOST:PORT``: serve Streamable HTTP there instead of stdio.
+    http: str | None = None
+    #: ``ENGRAM_HTTP_ALLOWED_HOSTS``: more ``Host`` values the HTTP server answers to.
+    allowed_hosts: str = ""
     ignored: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -74,6 +89,7 @@ def parse_options(
         "root": None,
     }
     ignored: list[str] = []
+    http: str | None = None
     args = list(argv)
     while args:
         arg = args.pop(0)
@@ -86,12 +102,14 @@ def parse_options(
             flags["show_help"] = True
         elif arg in ("-V", "--version"):
             flags["show_version"] = True
-        elif name in ("--host-profile", "--root"):
+        elif name in ("--host-profile", "--root", "--http"):
             value = inline if has_value else (args.pop(0) if args else "")
-            if value:
+            if name == "--http" and _ADDRESS.fullmatch(value):
+                http = value
+            elif value and name != "--http":
                 paths[name[2:].replace("-", "_")] = here / Path(value).expanduser()
             else:
-                ignored.append(arg)
+                ignored.append(arg if has_value or not value else f"{arg} {value}")
         else:
             ignored.append(arg)
     timeout = env.get("ENGRAM_ELICITATION_TIMEOUT_S", "60")
@@ -105,6 +123,8 @@ def parse_options(
         global_dir=global_root(env),
         elicitation_timeout=elicitation_timeout,
         semantic=not semantic_off(env),
+        http=http,
+        allowed_hosts=env.get("ENGRAM_HTTP_ALLOWED_HOSTS", ""),
         always_load=flags["always_load"],
         elicitation=flags["elicitation"],
         host_profile=paths["host_profile"],

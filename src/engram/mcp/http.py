@@ -1,0 +1,319 @@
+"""``engram-mcp --http HOST:PORT``: the same dispatcher over MCP Streamable HTTP.
+
+One endpoint, ``/mcp``, serves both protocol eras (docs/protocol.md, "Streamable HTTP"):
+
+- **2026-07-28** (a request whose ``params._meta`` names the version): every POST stands
+  alone. The ``MCP-Protocol-Version``, ``Mcp-Method`` and (for ``tools/call``,
+  ``resources/read``, ``prompts/get``) ``Mcp-Name`` headers must equal what the body
+  says, else -32020 (``HeaderMismatch``) with HTTP 400. Dialogs are ``input_required``
+  results, retried by the client, as on stdio.
+- **Legacy** (2024-11-05 … 2025-11-25): ``initialize`` opens a session
+  (``Mcp-Session-Id`` on its answer); later requests name it (400 without, 404 for an
+  unknown one); DELETE ends it. No GET stream is offered (405), so the server sends no
+  request of its own on a legacy session: gated tools are confirmed by the host
+  (``engram host confirm``) or in the 2026-07-28 era.
+
+Before anything is read: the ``Host`` header must name this server and an ``Origin``,
+when present, must be one of its own (403: DNS rebinding), and the request must carry
+``Authorization: Bearer <token>`` with a token the host issued for this server's
+profile (401 otherwise; :mod:`engram.host.tokens`). Answers are JSON
+(``application/json``); a notification or a reply gets 202. Only governed memory is
+served: project memory belongs to a developer's repository and its stdio server.
+
+Starlette and uvicorn (the ``http`` extra) are imported only here, never on the stdio
+start-up path.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from engram import __version__
+from engram.errors import TokenRefused
+from engram.mcp.connection import Connection
+from engram.mcp.dispatcher import Dispatcher, ServerIdentity
+from engram.mcp.instructions import INSTRUCTIONS
+from engram.mcp.tools import ToolTable
+from engram.protocol.eras import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY
+from engram.protocol.framing import MAX_LINE_BYTES, Frame
+from engram.protocol.jsonrpc import Batch, Message, Notification, Request, Response
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request as HttpRequest
+    from starlette.responses import Response as HttpResponse
+
+    from engram.host.profile import HostProfile
+    from engram.mcp.options import ServerOptions
+
+__all__ = ["HttpSettings", "build_http_dispatcher", "create_app", "serve_http"]
+
+log = logging.getLogger("engram.mcp.http")
+
+ENDPOINT: Final = "/mcp"
+#: JSON-RPC error codes of the transport.
+HEADER_MISMATCH: Final = -32020
+UNAUTHORIZED: Final = -32001
+#: Where each 2026-07-28 method names its target, for the ``Mcp-Name`` header.
+_NAMED_BY: Final = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
+#: HTTP status of an answer carrying a JSON-RPC error, by code (others: 400).
+_ERROR_STATUS: Final = {-32601: 404, -32603: 500}
+
+
+@dataclass
+class HttpSettings:
+    """Who may reach the server: the ``Host`` values it answers to (and the origins
+    built from them), and the profile whose tokens it accepts."""
+
+    profile: HostProfile
+    hosts: frozenset[str]
+    clock: Callable[[], float] = time.time
+    sessions: dict[str, Connection] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def allowed_hosts(host: str, port: int, extra: str = "") -> frozenset[str]:
+    """``Host`` header values for a server bound to ``host:port``: itself, and the
+    loopback names when it is bound to loopback; plus ``extra`` (comma-separated)."""
+    names = {host}
+    if host in ("127.0.0.1", "localhost", "::1"):
+        names |= {"127.0.0.1", "localhost", "[::1]"}
+    hosts = {f"{name}:{port}" for name in names}
+    hosts |= {item.strip() for item in extra.split(",") if item.strip()}
+    return frozenset(hosts)
+
+
+def build_http_dispatcher(options: ServerOptions, resources: contextlib.ExitStack) -> Dispatcher:
+    """The governed tools of ``options.host_profile`` (no project memory)."""
+    from engram.mcp.memory_tools import memory_tools
+
+    assert options.host_profile is not None
+    tools = ToolTable(memory_tools(options.host_profile, resources))
+    return Dispatcher(
+        identity=ServerIdentity("engram", __version__, "Engram", INSTRUCTIONS),
+        tools=tools,
+        binding=f"http\0{options.host_profile.resolve()}",
+        elicitation_enabled=options.elicitation,
+        elicitation_timeout=options.elicitation_timeout,
+    )
+
+
+def create_app(dispatcher: Dispatcher, settings: HttpSettings) -> Starlette:
+    """The ASGI application serving ``/mcp``."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    async def endpoint(request: HttpRequest) -> HttpResponse:
+        refused = _refuse_before_reading(request, settings)
+        if refused is not None:
+            return refused
+        if request.method == "GET":
+            return _plain(405, "no server-to-client stream is offered", {"Allow": "POST, DELETE"})
+        if request.method == "DELETE":
+            return _end_session(request, settings)
+        return await _post(request, dispatcher, settings)
+
+    return Starlette(routes=[Route(ENDPOINT, endpoint, methods=["GET", "POST", "DELETE"])])
+
+
+def _refuse_before_reading(request: HttpRequest, settings: HttpSettings) -> HttpResponse | None:
+    """403 for a foreign ``Host`` or ``Origin`` (DNS rebinding), 401 without a token this
+    host issued for this profile: before the body is read."""
+    host = request.headers.get("host", "")
+    if host not in settings.hosts:
+        return _plain(403, "unknown Host")
+    origin = request.headers.get("origin")
+    if origin is not None and origin.split("://", 1)[-1] not in settings.hosts:
+        return _plain(403, "foreign Origin")
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    try:
+        if scheme.lower() != "bearer" or not token.strip():
+            raise TokenRefused("no bearer token")
+        from engram.host.tokens import verify_token
+
+        verify_token(token.strip(), settings.profile, int(settings.clock()))
+    except TokenRefused as refused:
+        log.warning("refused a request: %s", refused.detail)  # the token is never logged
+        return _json(
+            401,
+            _error(None, UNAUTHORIZED, "Unauthorized"),
+            {"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+    return None
+
+
+async def _post(
+    request: HttpRequest, dispatcher: Dispatcher, settings: HttpSettings
+) -> HttpResponse:
+    from starlette.concurrency import run_in_threadpool
+
+    body = await _body(request)
+    if body is None:
+        return _json(413, _error(None, -32600, "Message too large"))
+    item = dispatcher.read(Frame(body, oversized=False))
+    if isinstance(item, bytes):  # not JSON-RPC: the dispatcher's own error answer
+        return _answer(item)
+    if isinstance(item, Batch):
+        return _json(400, _error(None, -32600, "Invalid Request: one message per POST"))
+    mismatch = _header_mismatch(request, item)
+    if mismatch is not None:
+        return _json(400, _error(getattr(item, "id", None), HEADER_MISMATCH, mismatch))
+    modern = isinstance(item, Request) and _is_modern(item)
+    if modern:
+        connection = Connection(_no_send)  # a 2026-07-28 request stands alone
+        answer = await run_in_threadpool(dispatcher.handle, item, connection)
+        return _accepted() if answer is None else _answer(answer)
+    return await _legacy(request, item, dispatcher, settings)
+
+
+async def _legacy(
+    request: HttpRequest, item: Message, dispatcher: Dispatcher, settings: HttpSettings
+) -> HttpResponse:
+    from starlette.concurrency import run_in_threadpool
+
+    version = request.headers.get("mcp-protocol-version")
+    if version is not None and version not in LEGACY_VERSIONS:
+        return _json(
+            400, _error(getattr(item, "id", None), -32600, "Unsupported MCP-Protocol-Version")
+        )
+    if isinstance(item, Request) and item.method == "initialize":
+        session = secrets.token_urlsafe(24)
+        connection = Connection(_no_send)
+        answer = await run_in_threadpool(dispatcher.handle, item, connection)
+        # No stream carries a request of the server's own: no dialog on this session.
+        connection.client_capabilities.pop("elicitation", None)
+        with settings.lock:
+            settings.sessions[session] = connection
+        assert answer is not None
+        return _answer(answer, {"Mcp-Session-Id": session})
+    session_id = request.headers.get("mcp-session-id")
+    if not session_id:
+        return _json(400, _error(getattr(item, "id", None), -32600, "Missing Mcp-Session-Id"))
+    with settings.lock:
+        connection_or_none = settings.sessions.get(session_id)
+    if connection_or_none is None:
+        return _json(404, _error(getattr(item, "id", None), -32600, "Unknown or ended session"))
+    answer = await run_in_threadpool(dispatcher.handle, item, connection_or_none)
+    if isinstance(item, Notification | Response) or answer is None:
+        return _accepted()
+    return _answer(answer)
+
+
+def _end_session(request: HttpRequest, settings: HttpSettings) -> HttpResponse:
+    session_id = request.headers.get("mcp-session-id", "")
+    with settings.lock:
+        connection = settings.sessions.pop(session_id, None)
+    if connection is None:
+        return _plain(404, "unknown session")
+    connection.close()
+    return _plain(200, "session ended")
+
+
+def _is_modern(request: Request) -> bool:
+    meta = request.params.get("_meta")
+    return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
+
+
+def _header_mismatch(request: HttpRequest, item: Message) -> str | None:
+    """For a 2026-07-28 request: why its headers do not say what its body says."""
+    if not isinstance(item, Request) or not _is_modern(item):
+        return None
+    version = item.params["_meta"][PROTOCOL_VERSION_KEY]
+    expected = {"mcp-protocol-version": version, "mcp-method": item.method}
+    if item.method in _NAMED_BY:
+        expected["mcp-name"] = item.params.get(_NAMED_BY[item.method])
+    for header, value in expected.items():
+        given = _header_value(request.headers.get(header))
+        if given is None:
+            return f"Header mismatch: {header} is missing"
+        if given != value:
+            return f"Header mismatch: {header} does not match the request"
+    return None
+
+
+def _header_value(raw: str | None) -> str | None:
+    """A header's value; ``=?base64?…?=`` carries one that is not plain ASCII."""
+    if raw is None:
+        return None
+    if raw.startswith("=?base64?") and raw.endswith("?="):
+        try:
+            return base64.b64decode(raw[9:-2], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return ""
+    return raw
+
+
+async def _body(request: HttpRequest) -> bytes | None:
+    """The request's body, or ``None`` past the message limit."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_LINE_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _no_send(message: dict[str, Any]) -> None:
+    raise RuntimeError("no stream carries a message of the server's own")
+
+
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _answer(line: bytes, headers: dict[str, str] | None = None) -> HttpResponse:
+    from starlette.responses import Response as HttpResponse
+
+    body = json.loads(line)
+    error = body.get("error") if isinstance(body, dict) else None
+    status = _ERROR_STATUS.get(error["code"], 400) if isinstance(error, dict) else 200
+    return HttpResponse(line, status, headers, media_type="application/json")
+
+
+def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> HttpResponse:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(body, status, headers)
+
+
+def _plain(status: int, text: str, headers: dict[str, str] | None = None) -> HttpResponse:
+    from starlette.responses import PlainTextResponse
+
+    return PlainTextResponse(text, status, headers)
+
+
+def _accepted() -> HttpResponse:
+    from starlette.responses import Response as HttpResponse
+
+    return HttpResponse(status_code=202)
+
+
+def serve_http(options: ServerOptions, address: str) -> int:
+    """Serve until interrupted; ``address`` is ``HOST:PORT``."""
+    import uvicorn
+
+    from engram.host.profile import load_profile
+
+    host, _, port_text = address.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    port = int(port_text)
+    assert options.host_profile is not None
+    with contextlib.ExitStack() as resources:
+        dispatcher = build_http_dispatcher(options, resources)
+        settings = HttpSettings(
+            load_profile(options.host_profile),
+            allowed_hosts(host, port, options.allowed_hosts),
+        )
+        uvicorn.run(create_app(dispatcher, settings), host=host, port=port, log_level="warning")
+    return 0
