@@ -36,11 +36,11 @@ ALLOWED: dict[str, set[str]] = {
     "hosts": {"errors", "durable", "safety", "__init__"},
     "cli": {
         *("errors", "demo", "host", "hosts", "memory", "project", "compose", "testing"),
-        "__init__",
+        *("safety", "__init__"),
     },
     # Test support for engram's tests and for hosts embedding it; nothing imports it
     # on the way to serving.
-    "testing": {"errors", "mcp", "memory", "host", "project", "__init__"},
+    "testing": {"errors", "mcp", "memory", "host", "project", "safety", "__init__"},
     "safety": {"errors"},
 }
 

@@ -122,3 +122,44 @@ def test_recover_deletes_only_stale_temporaries_of_a_commit_that_never_began(
 
     assert not stale.exists()
     assert fresh.exists()  # may belong to a write under way in another process
+
+
+def test_a_commit_first_finishes_the_one_an_interrupted_process_left(tmp_path: Path) -> None:
+    """A long-running server commits while another process's journal is there: the
+    old commit is finished first, never overwritten."""
+    waiting = tmp_path / "old.md"
+    temporary = tmp_path / f".old.md.1234abcd{TEMPORARY_MARK}"
+    temporary.write_text("from the stopped process\n")
+    journal = tmp_path / "commit.journal"
+    journal.write_text(json.dumps({"renames": [[str(temporary), str(waiting)]], "deletes": []}))
+
+    changes = FileChanges(journal)
+    changes.write(tmp_path / "new.md", "from this process\n")
+    changes.commit()
+
+    assert waiting.read_text() == "from the stopped process\n"
+    assert (tmp_path / "new.md").read_text() == "from this process\n"
+    assert not journal.exists()
+
+
+def test_what_a_commit_reads_under_its_lock_includes_every_earlier_commit(tmp_path: Path) -> None:
+    """Two writers staged at once: each one's record survives the other's commit."""
+    record = tmp_path / "hashes.json"
+    record.write_text("[]")
+
+    def append(name: str) -> FileChanges:
+        changes = FileChanges(tmp_path / "commit.journal")
+        changes.write(tmp_path / f"{name}.md", name)
+        return changes
+
+    def listed(name: str):  # type: ignore[no-untyped-def]
+        def add(files: FileChanges) -> None:
+            files.write(record, json.dumps([*json.loads(record.read_text()), name]))
+
+        return add
+
+    first, second = append("a"), append("b")  # both staged before either commits
+    first.commit(listed("a"))
+    second.commit(listed("b"))
+
+    assert json.loads(record.read_text()) == ["a", "b"]

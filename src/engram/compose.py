@@ -13,7 +13,7 @@ from pathlib import Path
 from engram.project.catalog import Catalog
 from engram.project.commit import recover_commits
 from engram.project.config import semantic_off
-from engram.project.layout import find_root, global_layout, index_location
+from engram.project.layout import find_root, global_layout, index_location, update_gitignore
 from engram.project.ports import Progress, no_progress
 from engram.project.semantic import ProjectVectors
 from engram.project.workspace import ProjectMemory
@@ -47,6 +47,7 @@ def open_project(
     shared = global_layout(global_dir)
     for root in (layout, shared):
         recover_commits(root)
+    update_gitignore(layout)  # a project made by an older engram lacks newer entries
     # A command checks the whole index before trusting it; a server (watch) opens it
     # fast and rebuilds it when a read finds it damaged.
     index_path = index_location(layout)

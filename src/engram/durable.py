@@ -21,7 +21,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -48,14 +48,31 @@ def write_atomic(
     """
     temporary = _temporary(path, data, mode)
     try:
-        if exclusive:
-            os.link(temporary, path)  # fails when path exists; never half a file
-            temporary.unlink()
-        else:
-            os.replace(temporary, path)
-        _sync_folder(path.parent)
+        with _explained(path.parent):
+            if exclusive:
+                _link_exclusively(temporary, path)
+            else:
+                os.replace(temporary, path)
+            _sync_folder(path.parent)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _link_exclusively(temporary: Path, path: Path) -> None:
+    """Give ``temporary`` the name ``path`` unless that exists (``FileExistsError``):
+    a hard link, so the file appears whole; on a file system without hard links
+    (vfat, some network mounts), an exclusive create and a copy."""
+    try:
+        os.link(temporary, path)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+            raise
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(temporary.read_bytes())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(path, temporary.stat().st_mode & 0o7777)
 
 
 def _temporary(path: Path, data: str | bytes, mode: int | None) -> Path:
@@ -125,12 +142,14 @@ class FileChanges:
 
     ``journal`` is where the pending renames are recorded while they happen; a lock
     beside it (``<journal>.lock``) keeps one commit or recovery at a time across
-    processes.
+    processes. ``also_locked`` are the journals of other roots the commit writes in
+    (their locks are held too, all in one order, so two commits never interleave).
     """
 
     journal: Path
     writes: dict[Path, str | bytes] = field(default_factory=dict)
     deletes: set[Path] = field(default_factory=set)
+    also_locked: set[Path] = field(default_factory=set)
 
     def write(self, path: Path, data: str | bytes) -> None:
         self.writes[path] = data
@@ -140,25 +159,48 @@ class FileChanges:
         self.deletes.add(path)
         self.writes.pop(path, None)
 
-    def commit(self) -> None:
-        """Write every new version, then switch them all in."""
-        if not self.writes and not self.deletes:
-            return
-        with _locked(self.journal):
-            staged: list[tuple[Path, Path]] = []
-            try:
-                for path, data in self.writes.items():
-                    _make_folder(path.parent)
-                    staged.append((_temporary(path, data, None), path))
-            except BaseException:
-                for temporary, _ in staged:
-                    temporary.unlink(missing_ok=True)
-                raise
-            plan = _Plan(staged, sorted(self.deletes))
-            write_atomic(self.journal, plan.to_json())
-            plan.carry_out()
-            self.journal.unlink()
-            _sync_folder(self.journal.parent)
+    def commit(self, under_lock: Callable[[FileChanges], None] | None = None) -> None:
+        """Write every new version, then switch them all in.
+
+        Under the locks, first any commit an interrupted process left is finished, then
+        ``under_lock`` may add what depends on the files as they are now (a hashes file
+        read and rewritten), so no other writer's change is lost in between.
+        """
+        with contextlib.ExitStack() as held:
+            for journal in sorted({self.journal, *self.also_locked}):
+                held.enter_context(_locked(journal))
+                _finish(journal)
+            if under_lock is not None:
+                under_lock(self)
+            if self.writes or self.deletes:
+                self._switch()
+
+    def _switch(self) -> None:
+        """Stage every new version whole, record the renames, make them (locks held)."""
+        staged: list[tuple[Path, Path]] = []
+        try:
+            for path, data in self.writes.items():
+                _make_folder(path.parent)
+                staged.append((_temporary(path, data, None), path))
+        except BaseException:
+            for temporary, _ in staged:
+                temporary.unlink(missing_ok=True)
+            raise
+        plan = _Plan(staged, sorted(self.deletes))
+        write_atomic(self.journal, plan.to_json())
+        plan.carry_out(strict=True)
+        self.journal.unlink()
+        _sync_folder(self.journal.parent)
+
+
+def _finish(journal: Path) -> bool:
+    """Carry out the commit recorded in ``journal`` (its lock held); whether there was one."""
+    if not journal.exists():
+        return False
+    _Plan.from_json(journal.read_text(encoding="utf-8")).carry_out(strict=False)
+    journal.unlink()
+    _sync_folder(journal.parent)
+    return True
 
 
 @dataclass(frozen=True)
@@ -176,9 +218,11 @@ class _Plan:
         renames = [(Path(temporary), Path(path)) for temporary, path in data["renames"]]
         return cls(renames, [Path(path) for path in data["deletes"]])
 
-    def carry_out(self) -> None:
+    def carry_out(self, strict: bool) -> None:
+        """The renames and deletions; ``strict`` (a live commit): every temporary must be
+        there; otherwise (recovery) an absent one was renamed before an interruption."""
         for temporary, path in self.renames:
-            if temporary.exists():  # absent: renamed before an interruption
+            if strict or temporary.exists():
                 os.replace(temporary, path)
         for path in self.deletes:
             path.unlink(missing_ok=True)
@@ -222,11 +266,10 @@ def recover(journal: Path, folders: list[Path]) -> bool:
     ]
     if not journal.exists() and not stale:
         return False  # the common case: nothing to take a lock for
+    if not os.access(journal.parent, os.W_OK):
+        return False  # a read-only checkout: nothing can be finished, reading goes on
     with _locked(journal):
-        finished = journal.exists()
-        if finished:
-            _Plan.from_json(journal.read_text(encoding="utf-8")).carry_out()
-            journal.unlink()
+        finished = _finish(journal)
         for leftover in stale:
             leftover.unlink(missing_ok=True)
     return finished

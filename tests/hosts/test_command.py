@@ -140,7 +140,9 @@ def test_the_options_table_is_the_servers_own() -> None:
     for flag in SERVER_FLAGS:
         assert parse_options([flag], {}).ignored == ()
     for option in SERVER_VALUED_OPTIONS:
-        assert parse_options([option, "x"], {}).ignored == ()
+        value = "127.0.0.1:8765" if option == "--http" else "x"
+        assert parse_options([option, value], {}).ignored == ()
+    assert parse_options(["--http", "x"], {}).ignored == ("--http x",)  # not HOST:PORT
 
 
 def _env(tmp_path: Path, on_path: set[str], from_index: bool) -> HostEnv:

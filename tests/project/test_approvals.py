@@ -337,3 +337,24 @@ def test_an_unreadable_pending_approvals_file_says_it_can_be_deleted(
         f"{layout.pending} does not parse: delete it (it holds only proposals not yet"
         " approved, which the agent can propose again; no memory is lost)"
     )
+
+
+def test_a_write_after_a_dialog_sees_the_file_as_it_is_now(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    """Within one tool call the index is refreshed once, but a write judges the files as
+    they are when it writes: a section added by hand while the dialog waited survives."""
+    first = memory.propose(parse_candidate_lines("TYPE: rule | TEXT: Run the tests"), "workspace")
+    memory.write(first, [1], human_approved=True)
+    path = layout.folder("rules") / "run-the-tests.md"
+    with memory.call():
+        proposal = memory.propose(
+            parse_candidate_lines("TYPE: rule | TEXT: Run the tests twice | UPDATE: run-the-tests"),
+            "workspace",
+        )
+        path.write_text(path.read_text() + "\n## Notes\n- written while the dialog waited\n")
+        memory.write(proposal, [1], human_approved=True)
+
+    text = path.read_text()
+    assert "- Run the tests twice\n" in text
+    assert "## Notes\n- written while the dialog waited\n" in text

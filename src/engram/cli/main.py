@@ -44,7 +44,9 @@ class _Failure(click.ClickException):
             failure = {"ok": False, "error": {"code": self.code, "message": self.message}}
             click.echo(json.dumps(failure, indent=2, ensure_ascii=False), file=file)
         else:
-            click.echo(f"engram: {self.message}", err=True, file=file)
+            from engram.safety.display import shown
+
+            click.echo(f"engram: {shown(self.message)}", err=True, file=file)
 
 
 class _EngramGroup(click.Group):

@@ -4,7 +4,6 @@ thin commands over :mod:`engram.project`, mirroring the ``engram_*`` tools."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -19,8 +18,7 @@ from engram.cli.output import json_option
 
 if TYPE_CHECKING:  # the domain is imported by the command that needs it
     from engram.hosts.hook_output import HookInput
-    from engram.project.results import Outcome
-    from engram.project.workspace import ProjectMemory, Proposal
+    from engram.project.workspace import ProjectMemory
 
 __all__ = ["PROJECT_COMMANDS"]
 
@@ -47,11 +45,14 @@ class _Result(Protocol):
 
 
 def _emit(result: _Result, as_json: bool) -> None:
-    """Print a result: its own words, or (``--json``) its data."""
-    data = result.data()
-    click.echo(
-        json.dumps(data, indent=2, ensure_ascii=False) if as_json else result.text().rstrip("\n")
-    )
+    """Print a result: its own words (what an agent or a file wrote never drives the
+    terminal: :func:`engram.safety.display.shown`), or (``--json``) its data."""
+    from engram.safety.display import shown
+
+    if as_json:
+        click.echo(json.dumps(result.data(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(shown(result.text().rstrip("\n")))
 
 
 @click.command("init")
@@ -167,6 +168,7 @@ def save_session(
     'engram save-session --query-level 50 --force'.
     """
     from engram.project.proposals import parse_candidate_lines
+    from engram.project.results import SessionSaved
 
     if shortcut:
         level = _counted_level(shortcut)
@@ -184,31 +186,7 @@ def save_session(
         if force
         else None
     )
-    _emit(_Saved(proposal, outcome), as_json)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Saved:
-    """What ``save-session`` shows: the preview, then what was written (or that it was a
-    dry run)."""
-
-    proposal: Proposal
-    outcome: Outcome | None
-
-    def text(self) -> str:
-        if self.outcome is None:
-            return self.proposal.preview + "\n\n(dry run: nothing written; add --force to write)"
-        return self.proposal.preview + "\n\n" + self.outcome.text()
-
-    def data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "preview": self.proposal.preview,
-            "verdicts": [verdict.line() for verdict in self.proposal.verdicts],
-            "written": [] if self.outcome is None else self.outcome.written,
-            "deferred": [] if self.outcome is None else self.outcome.deferred,
-            "dry_run": self.outcome is None,
-        }
-        return {**data, "text": self.text()}
+    _emit(SessionSaved(proposal, outcome), as_json)
 
 
 def _candidate_text(source: BinaryIO, quiet: bool) -> str:

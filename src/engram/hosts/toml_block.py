@@ -264,7 +264,7 @@ def _newline(text: str) -> str:
 def _read_lines(text: str) -> tuple[list[str], list[_Line]]:
     """``text``'s lines and what each is, without engram 0.1's marker comment lines
     (never a line inside a string)."""
-    lines = text.splitlines(keepends=True)
+    lines = _split_lines(text)
     kept = [
         (line, read)
         for line, read in zip(lines, _scan(lines), strict=True)
@@ -277,7 +277,15 @@ def _render(key: Sequence[str], entry: dict[str, Any], newline: str) -> list[str
     nested: Any = entry
     for part in reversed(key):
         nested = {part: nested}
-    return [line + newline for line in tomlkit.dumps(nested).strip().splitlines()]
+    return [line.rstrip("\r\n") + newline for line in _split_lines(tomlkit.dumps(nested).strip())]
+
+
+def _split_lines(text: str) -> list[str]:
+    """``text``'s lines with their ends. Only ``\n`` ends a line, as in TOML:
+    ``str.splitlines`` also breaks at ``\x85``, ``\u2028`` and others, which a TOML
+    string may hold."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def _splice(

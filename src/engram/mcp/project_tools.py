@@ -18,6 +18,7 @@ from engram.errors import InternalError, ProjectError
 from engram.mcp.options import ServerOptions
 from engram.mcp.project_schemas import CONTRACT_VERSION, ENVELOPE_OUTPUT, INPUT
 from engram.mcp.tools import CallContext, Tool, ToolResult
+from engram.safety.display import shown
 
 if TYPE_CHECKING:  # the domain is imported by the first call, off the start-up path
     from engram.project.workspace import ProjectMemory
@@ -40,7 +41,9 @@ def envelope(
         body["error"] = {"code": error.code, "message": error.detail}
     body["diagnostics"] = diagnostics or []
     text = body.get("data", {}).get("text") if error is None else f"engram: {error.detail}"
-    return ToolResult(body, is_error=error is not None, text=text, human=text)
+    # A host shows content[0] to a person: nothing in it drives their terminal.
+    human = None if text is None else shown(text)
+    return ToolResult(body, is_error=error is not None, text=text, human=human)
 
 
 class ProjectTools:

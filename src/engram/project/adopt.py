@@ -27,10 +27,18 @@ from typing import Any
 from engram.errors import FrontmatterError, HashesCorrupt, ProjectError
 from engram.project.hashes import digest_text, read_hashes
 from engram.project.layout import MEMORY_FOLDERS, Layout
-from engram.project.memory_file import FOLDERS, Memory, parse_memory, render_memory, slugify
+from engram.project.memory_file import (
+    FOLDERS,
+    Memory,
+    new_memory_fields,
+    parse_memory,
+    render_memory,
+    slugify,
+    with_text_digest,
+)
 from engram.project.results import plural
 
-__all__ = ["Adoption", "AdoptionPlan", "plan_adoption"]
+__all__ = ["Adoption", "AdoptionPlan", "plan_adoption", "record_adoption"]
 
 _TYPE_OF_FOLDER = {folder: memory_type for memory_type, folder in FOLDERS.items()}
 
@@ -133,15 +141,43 @@ def plan_adoption(layout: Layout, paths: list[Path] | None) -> AdoptionPlan:
         chosen = sorted(set(on_disk) | set(hashes))
     else:
         chosen = [_relative(layout, path) for path in paths]
+    # Every id a file holds or this plan gives: an imported note never takes one.
+    taken = {Path(relative).stem for relative in on_disk}
     items = []
     for relative in chosen:
-        item = _plan_one(layout, relative, on_disk.get(relative), hashes.get(relative))
+        item = _plan_one(layout, relative, on_disk.get(relative), hashes.get(relative), taken)
         if item is not None:
             items.append(item)
     return AdoptionPlan(items, fresh_hashes=fresh)
 
 
+def record_adoption(layout: Layout, plan: AdoptionPlan) -> None:
+    """Record what ``plan`` adopts, all files and hashes together."""
+    from engram.project.commit import Changes
+
+    changes = Changes(layout)
+    if plan.fresh_hashes:
+        changes.fresh_hashes(layout)
+    for item in plan.adoptable:
+        path = layout.base / item.path
+        if item.change == "removed":
+            changes.record(layout, path, None)
+        elif item.change == "imported":
+            assert item.text is not None
+            target = layout.base / (item.target or item.path)
+            if target != path:
+                changes.delete(layout, path)
+            changes.stage_text(layout, target, item.text)
+        else:
+            changes.record(layout, path, item.text)
+    changes.commit()
+
+
 def _relative(layout: Layout, path: Path) -> str:
+    """``path`` (as given, or as ``verify`` prints it: from the memory folder) relative
+    to the memory folder."""
+    if not path.exists() and (layout.base / path).exists():
+        path = layout.base / path
     absolute = path.resolve()
     try:
         relative = absolute.relative_to(layout.base.resolve()).as_posix()
@@ -158,7 +194,7 @@ def _relative(layout: Layout, path: Path) -> str:
 
 
 def _plan_one(
-    layout: Layout, relative: str, path: Path | None, recorded: str | None
+    layout: Layout, relative: str, path: Path | None, recorded: str | None, taken: set[str]
 ) -> Adoption | None:
     if path is None or not path.is_file():
         if recorded is None:
@@ -172,7 +208,7 @@ def _plan_one(
         return None  # what engram recorded: nothing to adopt
     change = "new" if recorded is None else "edited"
     try:
-        return _checked(layout, relative, path, text, change)
+        return _checked(layout, relative, path, text, change, taken)
     except _Refused as refused:
         return Adoption(relative, change, problem=str(refused))
 
@@ -181,13 +217,15 @@ class _Refused(Exception):
     """Why a file cannot be adopted, and what to do about it."""
 
 
-def _checked(layout: Layout, relative: str, path: Path, text: str | None, change: str) -> Adoption:
+def _checked(
+    layout: Layout, relative: str, path: Path, text: str | None, change: str, taken: set[str]
+) -> Adoption:
     if text is None:
         raise _Refused("not UTF-8 text: save it as UTF-8")
     _refuse_secrets(text)
     memory_type = _TYPE_OF_FOLDER[relative.split("/", maxsplit=1)[0]]
-    if not text.lstrip().startswith("---"):
-        return _imported(layout, relative, path, text, memory_type)
+    if not _has_frontmatter(text):
+        return _imported(relative, path, text, memory_type, taken)
     try:
         memory = parse_memory(text, memory_type)
     except FrontmatterError as error:
@@ -200,22 +238,23 @@ def _checked(layout: Layout, relative: str, path: Path, text: str | None, change
     return Adoption(relative, change, text=text)
 
 
-def _imported(layout: Layout, relative: str, path: Path, text: str, memory_type: str) -> Adoption:
-    """A Markdown note without frontmatter, as the memory file it becomes."""
-    from engram.project.memory_file import new_memory_fields
-
+def _imported(relative: str, path: Path, text: str, memory_type: str, taken: set[str]) -> Adoption:
+    """A Markdown note without frontmatter, as the memory file it becomes; its id is
+    the slug of its first heading (outside code fences), else of its file name, with
+    the text's digest when that id is taken or has no ASCII letter."""
     lines = text.replace("\r\n", "\n").strip("\n").split("\n")
-    heading = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
+    heading = _first_heading(lines)
     title = heading or path.stem.replace("-", " ").replace("_", " ").strip().capitalize()
     body = "\n".join(lines) if heading else f"# {title}\n\n" + "\n".join(lines)
     memory_id = slugify(title)
+    if (memory_id in taken and memory_id != path.stem) or memory_id == slugify(""):
+        memory_id = with_text_digest(memory_id, text)
+    taken.add(memory_id)
     fields = new_memory_fields(memory_type, source="imported")
     rendered = render_memory(
         Memory(memory_id, memory_type, "workspace", title, body + "\n", fields)
     )
     target = f"{relative.split('/', maxsplit=1)[0]}/{memory_id}.md"
-    if target != relative and (layout.base / target).exists():
-        raise _Refused(f"its id {memory_id} is taken by {target}: give it another first heading")
     diff = "".join(
         difflib.unified_diff(
             text.splitlines(keepends=True),
@@ -231,6 +270,25 @@ def _imported(layout: Layout, relative: str, path: Path, text: str, memory_type:
         diff=diff,
         text=rendered,
     )
+
+
+def _has_frontmatter(text: str) -> bool:
+    """A ``---`` line that opens a block of ``key: value`` lines (not a horizontal rule
+    at the top of a note)."""
+    lines = text.lstrip().replace("\r\n", "\n").split("\n")
+    return lines[0].strip() == "---" and len(lines) > 1 and ":" in lines[1]
+
+
+def _first_heading(lines: list[str]) -> str:
+    """The first ``# `` heading outside a fenced code block (``# install`` in a shell
+    snippet is not one)."""
+    fenced = False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            return line[2:].strip()
+    return ""
 
 
 def _refuse_secrets(text: str) -> None:

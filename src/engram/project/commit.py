@@ -31,22 +31,24 @@ __all__ = ["Changes", "recover_commits", "write_candidates"]
 class Changes:
     """The files one operation writes, with the hashes they get, committed together.
 
-    Each root's hashes are read before anything is written, so a corrupt
-    ``memory.hashes.json`` stops the operation with nothing changed.
+    The hashes are kept as changes to each root's ``memory.hashes.json`` and applied to
+    the file as it is when the commit holds the roots' locks (so a concurrent writer's
+    hashes are never lost), before any memory file is written (so a corrupt hashes
+    file stops the operation with nothing changed).
     """
 
     def __init__(self, journal_root: Layout) -> None:
+        self._journal_root = journal_root
         self._files = FileChanges(journal_root.journal)
-        self._hashes: dict[Layout, dict[str, str]] = {}
+        #: Per root: each relative path's new digest (``None``: its record is dropped).
+        self._hashes: dict[Layout, dict[Path, str | None]] = {}
+        self._fresh: set[Layout] = set()
 
     def fresh_hashes(self, layout: Layout) -> None:
-        """Start ``layout``'s hashes from nothing (its file is rewritten at commit)."""
-        self._hashes[layout] = {}
-
-    def hashes(self, layout: Layout) -> dict[str, str]:
-        if layout not in self._hashes:
-            self._hashes[layout] = read_hashes(layout)
-        return self._hashes[layout]
+        """Write ``layout``'s hashes anew from what this operation records (its file
+        could not be read)."""
+        self._fresh.add(layout)
+        self._hashes.setdefault(layout, {})
 
     def write_memory(self, layout: Layout, memory: Memory, folder: str | None = None) -> Path:
         """Stage one memory file (and, outside the working tier, its hash)."""
@@ -58,21 +60,30 @@ class Changes:
         """Stage a file's text (and, outside the working tier, its hash)."""
         self._files.write(path, text)
         if path.parent.name != "working":
-            record_hash(self.hashes(layout), layout, path, text)
+            self.record(layout, path, text)
 
     def record(self, layout: Layout, path: Path, text: str | None) -> None:
         """Record (``None``: forget) the hash of a file as it is, writing no file."""
-        record_hash(self.hashes(layout), layout, path, text)
+        self._hashes.setdefault(layout, {})[path] = None if text is None else text
 
     def delete(self, layout: Layout, path: Path) -> None:
         self._files.delete(path)
         if path.parent.name != "working":
-            record_hash(self.hashes(layout), layout, path, None)
+            self.record(layout, path, None)
 
     def commit(self) -> None:
-        for layout, hashes in self._hashes.items():
-            self._files.write(layout.hashes, render_hashes(hashes))
-        self._files.commit()
+        for layout in self._hashes:
+            if layout != self._journal_root:
+                self._files.also_locked.add(layout.journal)
+        self._files.commit(self._write_hashes)
+
+    def _write_hashes(self, files: FileChanges) -> None:
+        """Under the locks: each root's hashes as they are now, with this operation's."""
+        for layout, changes in self._hashes.items():
+            hashes = {} if layout in self._fresh else read_hashes(layout)
+            for path, text in changes.items():
+                record_hash(hashes, layout, path, text)
+            files.write(layout.hashes, render_hashes(hashes))
 
 
 def recover_commits(layout: Layout) -> None:

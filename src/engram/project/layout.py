@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from engram.durable import write_atomic
-from engram.errors import NotInitialized
+from engram.errors import NotInitialized, NotWritable
 
 __all__ = [
     "GITIGNORED",
@@ -25,6 +25,7 @@ __all__ = [
     "global_root",
     "index_location",
     "init_layout",
+    "update_gitignore",
 ]
 
 ENGRAM_DIR: Final = Path(".agents") / ".engram"
@@ -117,8 +118,26 @@ def index_location(layout: Layout, environ: Mapping[str, str] | None = None) -> 
     cache = Path(env.get("XDG_CACHE_HOME") or home / ".cache")
     digest = hashlib.sha256(str(layout.base).encode()).hexdigest()[:16]
     folder = cache / "engram" / "indexes" / digest
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NotWritable(
+            f"{layout.base} is read-only and the index cannot go to {folder} either"
+            f" ({os.strerror(exc.errno or 13)}): set XDG_CACHE_HOME to a writable folder"
+        ) from exc
     return folder / "index.sqlite"
+
+
+def update_gitignore(layout: Layout) -> bool:
+    """Add the entries Git must ignore that ``.agents/.engram/.gitignore`` lacks (a
+    project made by an older engram); whether it changed. Nothing in a read-only one."""
+    gitignore = layout.base / ".gitignore"
+    existing = gitignore.read_text().splitlines() if gitignore.exists() else []
+    missing = [entry for entry in GITIGNORED if entry not in existing]
+    if not missing or not os.access(layout.base, os.W_OK):
+        return False
+    write_atomic(gitignore, "\n".join([*existing, *missing]) + "\n")
+    return True
 
 
 def global_root(environ: Mapping[str, str] | None = None) -> Path:
@@ -146,11 +165,7 @@ def init_layout(root: Path) -> tuple[Layout, list[str]]:
         if not folder.exists():
             folder.mkdir(parents=True)
             created.append(layout.relative(folder) + "/")
-    gitignore = layout.base / ".gitignore"
-    existing = gitignore.read_text().splitlines() if gitignore.exists() else []
-    missing = [entry for entry in GITIGNORED if entry not in existing]
-    if missing:
-        write_atomic(gitignore, "\n".join([*existing, *missing]) + "\n")
+    if update_gitignore(layout):
         created.append(".gitignore")
     if not layout.hashes.exists():
         write_atomic(layout.hashes, "{}\n")

@@ -157,11 +157,15 @@ class Memory:
         return replace(self, fields={**self.fields, **changes})
 
 
+#: The id of a title with no ASCII letter or digit.
+_FALLBACK_ID: Final = "memory"
+
+
 def slugify(title: str) -> str:
     """The id for a title: lowercase ASCII words joined by hyphens."""
     ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    return slug[:80].rstrip("-") or "memory"
+    return slug[:80].rstrip("-") or _FALLBACK_ID
 
 
 def title_for(text: str, memory_type: str) -> str:
@@ -306,10 +310,17 @@ def new_memory(
         body += f"\n\n## Origin\n- {origin.strip()}"
     merged = {**_defaults(memory_type), **(fields or {}), "scope": scope}
     memory_id = slugify(chosen)
-    if title is None and _cut(text):
-        whole = " ".join(text.split()).encode("utf-8")
-        memory_id = f"{memory_id[:71].rstrip('-')}-{hashlib.sha256(whole).hexdigest()[:8]}"
+    # A cut title is shared by every text that begins alike, and a title with no ASCII
+    # letter or digit slugs to the fallback: either way the id carries the text's digest.
+    if title is None and (_cut(text) or memory_id == _FALLBACK_ID != chosen.lower()):
+        memory_id = with_text_digest(memory_id, text)
     return Memory(memory_id, memory_type, scope, chosen, body + "\n", merged)
+
+
+def with_text_digest(memory_id: str, text: str) -> str:
+    """``memory_id`` with eight hex digits of the (whitespace-collapsed) text's SHA-256."""
+    whole = " ".join(text.split()).encode("utf-8")
+    return f"{memory_id[:71].rstrip('-')}-{hashlib.sha256(whole).hexdigest()[:8]}"
 
 
 def _cut(text: str) -> bool:
@@ -318,4 +329,4 @@ def _cut(text: str) -> bool:
     return len(first) > 70
 
 
-__all__ += ["new_memory", "new_memory_fields"]
+__all__ += ["new_memory", "new_memory_fields", "with_text_digest"]

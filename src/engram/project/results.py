@@ -12,14 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from engram.project.approvals import Pending
+from engram.project.proposals import DEFAULT_QUERY_LEVEL, Candidate, Verdict
+
 __all__ = [
     "RELOAD",
     "Found",
     "Initialized",
+    "LoadResult",
     "NoteSaved",
     "Outcome",
     "Promoted",
+    "Proposal",
     "Routed",
+    "SessionSaved",
     "Settings",
     "Status",
     "Verification",
@@ -227,3 +233,86 @@ class Initialized:
 
     def data(self) -> dict[str, Any]:
         return {"base": self.base, "created": self.created, "text": self.text()}
+
+
+@dataclass
+class LoadResult:
+    """What ``engram_load`` returns: the packed memory (its text is its words)."""
+
+    packed: str
+    selected_keys: list[str]
+    body_keys: list[str]
+    card_ids: list[str]
+    omitted_ids: list[str]
+    tokens: int
+    budget_tokens: int | None
+    explain: list[dict[str, Any]] = field(default_factory=list)
+    #: Whether the caller asked why each memory was chosen (``explain`` in the data).
+    explained: bool = False
+
+    def text(self) -> str:
+        return self.packed
+
+    def data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "selected_keys": self.selected_keys,
+            "body_keys": self.body_keys,
+            "card_ids": self.card_ids,
+            "omitted_ids": self.omitted_ids,
+            "tokens": self.tokens,
+            "budget_tokens": self.budget_tokens,
+            "text": self.packed,
+        }
+        if self.explained:
+            data["explain"] = self.explain
+        return data
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Candidates with their verdicts and the numbered preview (nothing written).
+
+    ``query_level`` is the depth of the related-memory comparison the verdicts were
+    computed with; a write recomputes them at the same depth, so what is written is
+    judged exactly as what was shown.
+    """
+
+    kind: str
+    scope: str
+    candidates: list[Candidate]
+    verdicts: list[Verdict]
+    preview: str
+    query_level: int = DEFAULT_QUERY_LEVEL
+
+    def pending(self) -> Pending:
+        return Pending(
+            self.kind,
+            [candidate.to_json() for candidate in self.candidates],
+            [{"kind": v.kind, "target": v.target} for v in self.verdicts],
+            self.scope,
+            self.query_level,
+        )
+
+
+@dataclass(frozen=True)
+class SessionSaved:
+    """What ``engram save-session`` shows: the preview, then what was written (or that it
+    was a dry run)."""
+
+    proposal: Proposal
+    outcome: Outcome | None
+
+    def text(self) -> str:
+        if self.outcome is None:
+            return self.proposal.preview + "\n\n(dry run: nothing written; add --force to write)"
+        return self.proposal.preview + "\n\n" + self.outcome.text()
+
+    def data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "preview": self.proposal.preview,
+            "verdicts": [verdict.line() for verdict in self.proposal.verdicts],
+            "written": [] if self.outcome is None else self.outcome.written,
+            "deferred": [] if self.outcome is None else self.outcome.deferred,
+            "dry_run": self.outcome is None,
+        }
+        return {**data, "text": self.text()}

@@ -13,20 +13,27 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engram.errors import IndexDamaged, InvalidQuery, ProjectError, RoleError, UnknownMemory
-from engram.project.adopt import AdoptionPlan, plan_adoption
+from engram.errors import (
+    HashesCorrupt,
+    IndexDamaged,
+    InvalidQuery,
+    ProjectError,
+    RoleError,
+    UnknownMemory,
+)
+from engram.project.adopt import AdoptionPlan, plan_adoption, record_adoption
 from engram.project.approvals import Pending, Proposals
 from engram.project.catalog import Catalog
-from engram.project.commit import Changes, write_candidates
+from engram.project.commit import Changes, recover_commits, write_candidates
 from engram.project.config import RULE_VARIANTS, Config, load_config, save_config
 from engram.project.hashes import verify_hashes
 from engram.project.layout import Layout
 from engram.project.limits import MAX_QUERY
-from engram.project.memory_file import Memory
+from engram.project.memory_file import FOLDERS, Memory, with_text_digest
 from engram.project.notes import make_note, promoted
 from engram.project.packing import estimate_tokens, pack, render_body
 from engram.project.ports import MemoryIndex, Progress, no_progress
@@ -41,9 +48,11 @@ from engram.project.proposals import (
 )
 from engram.project.results import (
     Found,
+    LoadResult,
     NoteSaved,
     Outcome,
     Promoted,
+    Proposal,
     Routed,
     Settings,
     Status,
@@ -59,65 +68,6 @@ __all__ = ["Found", "LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
 ROUTE_CANDIDATES = 64
 #: How often the retrieval counts kept in memory are written to the index, at most.
 USES_WRITTEN_EVERY_S = 60.0
-
-
-@dataclass
-class LoadResult:
-    """What ``engram_load`` returns: the packed memory (its text is its words)."""
-
-    packed: str
-    selected_keys: list[str]
-    body_keys: list[str]
-    card_ids: list[str]
-    omitted_ids: list[str]
-    tokens: int
-    budget_tokens: int | None
-    explain: list[dict[str, Any]] = field(default_factory=list)
-    #: Whether the caller asked why each memory was chosen (``explain`` in the data).
-    explained: bool = False
-
-    def text(self) -> str:
-        return self.packed
-
-    def data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "selected_keys": self.selected_keys,
-            "body_keys": self.body_keys,
-            "card_ids": self.card_ids,
-            "omitted_ids": self.omitted_ids,
-            "tokens": self.tokens,
-            "budget_tokens": self.budget_tokens,
-            "text": self.packed,
-        }
-        if self.explained:
-            data["explain"] = self.explain
-        return data
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """Candidates with their verdicts and the numbered preview (nothing written).
-
-    ``query_level`` is the depth of the related-memory comparison the verdicts were
-    computed with; a write recomputes them at the same depth, so what is written is
-    judged exactly as what was shown.
-    """
-
-    kind: str
-    scope: str
-    candidates: list[Candidate]
-    verdicts: list[Verdict]
-    preview: str
-    query_level: int = DEFAULT_QUERY_LEVEL
-
-    def pending(self) -> Pending:
-        return Pending(
-            self.kind,
-            [candidate.to_json() for candidate in self.candidates],
-            [{"kind": v.kind, "target": v.target} for v in self.verdicts],
-            self.scope,
-            self.query_level,
-        )
 
 
 class ProjectMemory:
@@ -169,7 +119,9 @@ class ProjectMemory:
         finally:
             self._call.fresh = self._call.active = False
 
-    def _refresh_after_write(self) -> None:
+    def _refresh_now(self) -> None:
+        """Bring the index up to date even within a call: before a write judges what is
+        there (a dialog may have waited minutes), and after it."""
         self._call.fresh = False
         self.refresh()
         self._call.fresh = getattr(self._call, "active", False)
@@ -178,6 +130,9 @@ class ProjectMemory:
         """Bring the index up to date with the files; a damaged index is rebuilt."""
         if getattr(self._call, "fresh", False):
             return  # up to date since this call began
+        for layout in self.layouts.values():
+            if layout.journal.exists():  # another process stopped in a commit: finish it
+                recover_commits(layout)
         if self.index.damaged:
             self._rebuild_index()
         try:
@@ -192,11 +147,13 @@ class ProjectMemory:
 
     def close(self) -> None:
         """Stop following the files and building vectors, and close the index."""
-        self.write_uses()
-        if self.vectors is not None:
-            self.vectors.close()
-        self.catalog.close()
-        self.index.close()
+        try:
+            self.write_uses()
+        finally:
+            if self.vectors is not None:
+                self.vectors.close()
+            self.catalog.close()
+            self.index.close()
 
     def problems(self) -> list[tuple[str, str]]:
         """Invalid memory files: ``(path, "line N: reason")``."""
@@ -420,7 +377,7 @@ class ProjectMemory:
             raise CandidateError(
                 f"approve numbers must be between 1 and {len(proposal.candidates)}"
             )
-        self.refresh()
+        self._refresh_now()
         memories = self._memories()
         chosen = [
             (
@@ -432,7 +389,7 @@ class ProjectMemory:
             for n in sorted(set(numbers))
         ]
         outcome = write_candidates(self.layouts, memories, chosen, human_approved)
-        self._refresh_after_write()
+        self._refresh_now()
         return outcome
 
     def commit(self, token: str, approve: str | list[int]) -> Outcome:
@@ -467,17 +424,23 @@ class ProjectMemory:
         return self.write(proposal, numbers, human_approved=True)
 
     def note(self, text: str, objective: str, memory_type: str, scope: str) -> Memory:
-        """A redacted working note, not yet written."""
-        return make_note(
+        """A redacted working note, not yet written; never the id of another note."""
+        note = make_note(
             text, objective, memory_type, scope, self.config().working_ttl_days, dt.date.today()
         )
+        path = self.layouts[scope].working / f"{note.id}.md"
+        self.refresh()
+        existing = self.index.memory(note.id)
+        if path.exists() and (existing is None or existing.body != note.body):
+            note = replace(note, id=with_text_digest(note.id, text))
+        return note
 
     def write_note(self, note: Memory) -> NoteSaved:
         layout = self.layouts[note.scope]
         changes = Changes(layout)
         path = changes.write_memory(layout, note, folder="working")
         changes.commit()
-        self._refresh_after_write()
+        self._refresh_now()
         return NoteSaved(note.id, layout.relative(path), str(note.get("valid_until")))
 
     def note_token(self, note: Memory) -> str:
@@ -488,7 +451,7 @@ class ProjectMemory:
 
     def promote(self, note_id: str) -> Promoted:
         """Make a working note durable (the only way to)."""
-        self.refresh()
+        self._refresh_now()
         note = self.index.memory(note_id)
         if note is None or note.tier != "working":
             raise UnknownMemory(f"no working note {note_id!r}")
@@ -498,11 +461,17 @@ class ProjectMemory:
                 f"a durable memory {durable.id} exists: propose an UPDATE of it instead"
             )
         layout = self.layouts[note.scope]  # a global note stays global
+        occupied = layout.folder(FOLDERS[durable.type]) / f"{durable.id}.md"
+        if occupied.exists():
+            raise CandidateError(
+                f"{layout.relative(occupied)} exists and is not a valid memory:"
+                " `engram doctor` says what is wrong with it; fix or move it, then promote"
+            )
         changes = Changes(layout)
         path = changes.write_memory(layout, durable)
         changes.delete(layout, layout.working / f"{note_id}.md")
         changes.commit()
-        self._refresh_after_write()
+        self._refresh_now()
         return Promoted(note_id, durable.id, layout.relative(path))
 
     def adopt(self, paths: list[Path] | None, record: bool) -> AdoptionPlan:
@@ -511,23 +480,8 @@ class ProjectMemory:
         plan = plan_adoption(self.layout, paths)
         if not record or not (plan.adoptable or plan.fresh_hashes):
             return plan
-        changes = Changes(self.layout)
-        if plan.fresh_hashes:
-            changes.fresh_hashes(self.layout)
-        for item in plan.adoptable:
-            path = self.layout.base / item.path
-            if item.change == "removed":
-                changes.record(self.layout, path, None)
-            elif item.change == "imported":
-                assert item.text is not None
-                target = self.layout.base / (item.target or item.path)
-                if target != path:
-                    changes.delete(self.layout, path)
-                changes.stage_text(self.layout, target, item.text)
-            else:
-                changes.record(self.layout, path, item.text)
-        changes.commit()
-        self._refresh_after_write()
+        record_adoption(self.layout, plan)
+        self._refresh_now()
         return replace(plan, recorded=True)
 
     # --- configuration, verification, status ---------------------------------------
@@ -563,6 +517,14 @@ class ProjectMemory:
             report += [{"scope": name, **entry} for entry in verify_hashes(layout)]
         return Verification(report)
 
+    def _hash_problems(self) -> int:
+        """Files whose hash is not the recorded one; every file when the record itself
+        cannot be read (status reports health, it does not fail on it)."""
+        try:
+            return sum(1 for entry in self.verify().files if entry["status"] != "ok")
+        except HashesCorrupt:
+            return _count_files(self.layout) + 1  # the record itself is a problem
+
     def status(self) -> Status:
         from engram import __version__
 
@@ -579,10 +541,16 @@ class ProjectMemory:
             memories=counts,
             notes=sum(1 for m in memories if m.tier == "working"),
             invalid_files=len(self.index.problems()),
-            hash_mismatches=sum(1 for e in self.verify().files if e["status"] != "ok"),
+            hash_mismatches=self._hash_problems(),
             roles=list(config.roles),
             rule_variant=config.rule_variant,
         )
+
+
+def _count_files(layout: Layout) -> int:
+    return sum(
+        1 for folder in layout.memory_folders()[:3] if folder.is_dir() for _ in folder.glob("*.md")
+    )
 
 
 def _settings(config: Config, changed: str) -> Settings:

@@ -17,7 +17,7 @@ import re
 
 from engram.safety.invisible import INVISIBLE_RANGES
 
-__all__ = ["displayable", "escaped"]
+__all__ = ["displayable", "escaped", "shown"]
 
 _UNSAFE = re.compile(
     "[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029"
@@ -40,3 +40,11 @@ def escaped(text: str) -> str:
 def _escape(match: re.Match[str]) -> str:
     point = ord(match.group())
     return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
+
+
+def shown(text: str) -> str:
+    """Text of several lines as a person may be shown it: each line :func:`escaped`,
+    the line breaks and tabs kept (a memory, a diff, an answer)."""
+    return "\n".join(
+        "\t".join(escaped(part) for part in line.split("\t")) for line in text.split("\n")
+    )

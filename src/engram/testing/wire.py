@@ -56,7 +56,9 @@ def envelope(reply: dict[str, Any]) -> dict[str, Any]:
         expected = (
             structured["data"].get("text") if ok else f"engram: {structured['error']['message']}"
         )
-    assert [part["text"] for part in human] == ([] if expected is None else [expected])
+    from engram.safety.display import shown
+
+    assert [part["text"] for part in human] == ([] if expected is None else [shown(expected)])
     assert result.get("isError", False) is (not structured["ok"])
     return structured
 

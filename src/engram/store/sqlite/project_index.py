@@ -132,7 +132,7 @@ class ProjectIndex:
                 with database.snapshot() as db:
                     verdict = db.execute("PRAGMA quick_check(1)").fetchone()[0]
                 if verdict != "ok":
-                    raise sqlite3.DatabaseError(verdict)
+                    raise _Damaged(verdict)
             database.migrate(SCHEMA)
         except BaseException:
             database.close()
@@ -423,8 +423,14 @@ _FOLDER_ORDER = ("rules", "skills", "knowledge", "working")
 _DAMAGE_CODES: Final = (11, 26)
 
 
+class _Damaged(sqlite3.DatabaseError):
+    """``PRAGMA quick_check`` found the file damaged."""
+
+
 def _is_damage(error: BaseException) -> bool:
     """Whether ``error`` (or what caused it) is SQLite finding the file damaged."""
+    if isinstance(error, _Damaged):
+        return True
     for cause in (error, error.__cause__):
         code = getattr(cause, "sqlite_errorcode", None)
         if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
