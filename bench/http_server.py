@@ -1,0 +1,190 @@
+"""``engram-mcp --http``: throughput and latency with 1, 4 and 16 concurrent clients.
+
+usage: .venv/bin/python bench/http_server.py [--clients 1 4 16] [--pairs 200] [--searches 400]
+
+One server process on loopback over a fresh SQLite store (synchronous=FULL), one host
+profile and its token; each client is a thread with its own keep-alive connection,
+speaking the 2026-07-28 era (every request stands alone). Timed per client count:
+capture+admission pairs (two tool calls each) and searches over what was captured.
+Figures go to bench/results.json (``http_*`` keys). PostgreSQL and several server
+processes are not measured yet (issue 15).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import record, summary
+
+from engram.host.profile import load_profile
+from engram.host.tokens import issue_token
+from engram.testing import host_profile, server_command
+from engram.testing.governed import PURPOSE, current_capture_args
+
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+WORDS = [
+    "release",
+    "deploy",
+    "cache",
+    "queue",
+    "worker",
+    "token",
+    "schema",
+    "index",
+    "build",
+    "test",
+    "lint",
+    "retry",
+    "payment",
+]
+
+
+class Client:
+    """One keep-alive connection speaking 2026-07-28 tools/call."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.token = token
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments, "_meta": META},
+        }
+        headers = {
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {self.token}",
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": tool,
+        }
+        self.connection.request("POST", "/mcp", json.dumps(body), headers)
+        response = self.connection.getresponse()
+        answer: dict[str, Any] = json.loads(response.read())
+        structured: dict[str, Any] = answer["result"]["structuredContent"]
+        if not structured["ok"]:
+            raise RuntimeError(structured["error"]["code"])
+        return structured
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _text(rng: random.Random) -> str:
+    return "The " + " ".join(rng.choices(WORDS, k=8)) + " decision was taken."
+
+
+def _run(clients: int, jobs: list[Any], work: Any) -> tuple[float, list[float]]:
+    """Run ``work(client_index, job)`` over ``jobs`` split across threads."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def worker(first: int) -> None:
+        mine = []
+        for job in jobs[first::clients]:
+            started = time.perf_counter()
+            work(first, job)
+            mine.append((time.perf_counter() - started) * 1000)
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started, latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--searches", type=int, default=400)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        profile = host_profile(Path(work) / "host")
+        token = issue_token(load_profile(profile), int(time.time()), ttl_s=86_400)
+        port = _free_port()
+        server = subprocess.Popen(
+            [*server_command(), "--http", f"127.0.0.1:{port}", "--host-profile", str(profile)],
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            for count in options.clients:
+                _measure(count, port, token, options)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def _measure(count: int, port: int, token: str, options: argparse.Namespace) -> None:
+    clients = [Client(port, token) for _ in range(count)]
+    rng = random.Random(count)
+    stamp = time.time_ns()
+    pairs = [(index, _text(rng)) for index in range(options.pairs)]
+
+    def pair(client: int, job: tuple[int, str]) -> None:
+        index, text = job
+        key = f"c{count}-{stamp}-{index}"
+        captured = clients[client].call(
+            "engram_memory_capture", current_capture_args(text, key=f"{key}-capture")
+        )
+        candidate = captured["output"]["value"]["candidate_id"]
+        clients[client].call(
+            "engram_memory_request_admission",
+            {"candidate_id": candidate, "idempotency_key": f"{key}-admit"},
+        )
+
+    elapsed, pair_ms = _run(count, pairs, pair)
+    queries = [" ".join(rng.choices(WORDS, k=2)) for _ in range(options.searches)]
+
+    def search(client: int, query: str) -> None:
+        clients[client].call("engram_memory_search", {"query": query, "purpose_ref": PURPOSE})
+
+    search_elapsed, search_ms = _run(count, queries, search)
+    record(
+        f"http_sqlite_{count}_clients",
+        {
+            "clients": count,
+            "server_processes": 1,
+            "capture_admission_pairs_per_s": round(len(pairs) / elapsed, 1),
+            "pair": summary(pair_ms),
+            "searches_per_s": round(len(queries) / search_elapsed, 1),
+            "search": summary(search_ms),
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
