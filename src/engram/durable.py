@@ -6,10 +6,11 @@ and the folder is flushed so the rename itself survives a power loss.
 
 :class:`FileChanges` extends that to several files that must change together, such as
 a memory file and ``memory.hashes.json``: each new version is written whole first,
-then a journal naming every rename, then the renames. A process that dies during the
-renames leaves the journal, and :func:`recover` (run before anything reads the files)
-finishes them; one that dies before the journal leaves only temporaries, which
-:func:`recover` deletes. Either every file changed or none did.
+then a journal naming every rename, then the renames, all under a lock per root written.
+A process that dies during the renames leaves the journal: the next commit (under the
+same locks) or :func:`recover` (run before anything reads the files) finishes it; one that
+dies before the journal leaves only temporaries, which :func:`recover` deletes once they
+are stale. Either every file changed or none did.
 """
 
 from __future__ import annotations
