@@ -655,3 +655,29 @@ def test_a_codex_dry_run_masks_the_env_tables_and_arguments_on_both_sides_of_the
     ]
     assert SECRET not in output
     assert path.read_text() == _CODEX
+
+
+def test_link_unlink_and_list_report_as_json(run: Run, workspace: Path) -> None:
+    dry = json.loads(run("link", "cursor", "--dry-run", "--json").output)
+    assert list(workspace.iterdir()) == []  # a dry run writes nothing
+    linked = json.loads(run("link", "cursor", "--json").output)
+    listed = json.loads(run("link", "list", "--json").output)
+    unlinked = json.loads(run("unlink", "cursor", "--json").output)
+
+    assert dry["dry_run"] is True
+    assert dry["changes"][0]["path"] == ".cursor/mcp.json"
+    assert dry["changes"][0]["diff"].startswith("--- /dev/null\n")
+    assert [c["path"] for c in linked["changes"]] == [
+        ".cursor/mcp.json",
+        ".cursor/commands/engram.md",
+        "AGENTS.md",
+    ]
+    assert {"target": "cursor", "scope": "workspace", "state": "linked"}.items() <= next(
+        row for row in listed if row["target"] == "cursor" and row["scope"] == "workspace"
+    ).items()
+    assert [(c["path"], c["action"]) for c in unlinked["changes"]] == [
+        (".cursor/mcp.json", "remove"),
+        (".cursor/commands/engram.md", "remove"),
+        ("AGENTS.md", "remove"),
+    ]
+    assert unlinked["notes"] == []

@@ -12,10 +12,12 @@ found as :mod:`engram.cli.workspace` says.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
+from engram.cli.output import json_option
 from engram.cli.workspace import ROOT_OPTION, workspace_root
 from engram.errors import HostConfigError
 from engram.hosts.command import HostEnv
@@ -28,10 +30,10 @@ from engram.hosts.target import Scope, Target
 __all__ = ["link", "unlink", "upgrade"]
 
 
-def _environment(root: Path | None) -> HostEnv:
+def _environment(root: Path | None, quiet: bool = False) -> HostEnv:
     """The host environment for the project; says which project when it is not here."""
     env = HostEnv.from_environ(workspace_root(root))
-    if env.workspace.resolve() != Path.cwd().resolve():
+    if not quiet and env.workspace.resolve() != Path.cwd().resolve():
         click.echo(f"project: {env.workspace}")
     return env
 
@@ -45,8 +47,27 @@ def _shown(path: Path | None, env: HostEnv) -> str:
     return str(path)
 
 
-def _report(plan: Plan, env: HostEnv, dry_run: bool) -> None:
+def _report(plan: Plan, env: HostEnv, dry_run: bool, as_json: bool = False) -> None:
     changed = [change for change in plan.changes if change.changed]
+    if as_json:
+        written = changed if dry_run else apply(changed, env.backups, (env.workspace, env.home))
+        report = {
+            "dry_run": dry_run,
+            "changes": [
+                {
+                    "path": _shown(change.path, env),
+                    "action": "remove" if change.after is None else "write",
+                    "summary": change.summary,
+                    **({"diff": change.diff()} if dry_run else {}),
+                }
+                for change in written
+            ],
+            "notes": plan.notes,
+        }
+        if not dry_run and any(c.backup and c.before is not None for c in written):
+            report["backups"] = _shown(env.backups, env)
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
     if dry_run:
         for change in changed:
             click.echo(f"would change {_shown(change.path, env)}: {change.summary}")
@@ -72,11 +93,15 @@ def _targets(name: str, env: HostEnv) -> list[Target]:
     return [target_named(name)]
 
 
-def _show_list(env: HostEnv) -> None:
+def _show_list(env: HostEnv, as_json: bool = False) -> None:
     rows = [
         (status.target.name, status.scope, status.state, _shown(status.path, env), status.detail)
         for status in survey(env)
     ]
+    if as_json:
+        keys = ("target", "scope", "state", "path", "detail")
+        click.echo(json.dumps([dict(zip(keys, row, strict=True)) for row in rows], indent=2))
+        return
     widths = [max(len(row[column]) for row in rows) for column in range(4)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
@@ -90,24 +115,31 @@ def _show_list(env: HostEnv) -> None:
 @click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
 @click.option("--hooks", is_flag=True, help="Also install session-start hooks (workspace).")
 @ROOT_OPTION
+@json_option()
 def link(
-    target: str, global_: bool, force: bool, dry_run: bool, hooks: bool, root: Path | None
+    target: str,
+    global_: bool,
+    force: bool,
+    dry_run: bool,
+    hooks: bool,
+    root: Path | None,
+    as_json: bool,
 ) -> None:
     """Register engram-mcp in an agent host (and its hook, /engram command, instructions).
 
     TARGET is one of claude, codex, cursor, gemini, opencode, antigravity, windsurf;
     `all` links every host found on this machine; `list` shows where engram is linked.
     """
-    env = _environment(root)
+    env = _environment(root, quiet=as_json)
     if target == "list":
-        _show_list(env)
+        _show_list(env, as_json)
         return
     scope: Scope = "global" if global_ else "workspace"
     options = LinkOptions(force=force, hooks=hooks)
     plan = Plan()
     for found in _targets(target, env):
         plan.extend(plan_link(found, scope, env, options))
-    _report(plan, env, dry_run)
+    _report(plan, env, dry_run, as_json)
 
 
 @click.command()
@@ -115,23 +147,25 @@ def link(
 @click.option("--global", "global_", is_flag=True, help="Unlink the user registration.")
 @click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
 @ROOT_OPTION
-def unlink(target: str, global_: bool, dry_run: bool, root: Path | None) -> None:
+@json_option()
+def unlink(target: str, global_: bool, dry_run: bool, root: Path | None, as_json: bool) -> None:
     """Remove engram's entry, hook, /engram command and block; nothing else changes."""
-    env = _environment(root)
+    env = _environment(root, quiet=as_json)
     scope: Scope = "global" if global_ else "workspace"
     chosen = list(TARGETS.values()) if target == "all" else [target_named(target)]
     plan = Plan()
     for found in chosen:
         plan.extend(plan_unlink(found, scope, env))
-    _report(plan, env, dry_run)
+    _report(plan, env, dry_run, as_json)
 
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
 @ROOT_OPTION
-def upgrade(dry_run: bool, root: Path | None) -> None:
+@json_option()
+def upgrade(dry_run: bool, root: Path | None, as_json: bool) -> None:
     """Re-pin every linked host to this engram (workspace and user registrations)."""
-    env = _environment(root)
+    env = _environment(root, quiet=as_json)
     plan, failed = Plan(), []
     for target in TARGETS.values():
         for scope in ("workspace", "global"):
@@ -139,7 +173,7 @@ def upgrade(dry_run: bool, root: Path | None) -> None:
                 plan.extend(plan_link(target, scope, env, LinkOptions(mode="upgrade")))
             except HostConfigError as error:
                 failed.append(error.detail)
-    _report(plan, env, dry_run)
+    _report(plan, env, dry_run, as_json)
     for detail in failed:
         click.echo(f"engram: {detail}", err=True)
     if failed:
