@@ -561,3 +561,19 @@ def test_what_a_file_or_an_agent_wrote_never_drives_the_terminal(initialised: Pa
     assert "\x1b" not in shown.stdout
     assert "\x07" not in shown.stdout
     assert "\\u001b[1A\\u001b[2K" in shown.stdout
+
+
+def test_a_usage_error_under_json_is_json_too(initialised: Path) -> None:
+    process = subprocess.run(
+        [str(Path(sys.executable).with_name("engram")), "set-role", "--json"],
+        cwd=initialised,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert process.returncode == 2
+    assert json.loads(process.stdout) == {
+        "ok": False,
+        "error": {"code": "USAGE_ERROR", "message": "give the ROLES to set, or --clear (not both)"},
+    }

@@ -92,19 +92,38 @@ _register()
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI; the one place the command line turns errors into exit codes."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    # Asked for JSON: a failure click or a bug raises is JSON too (an EngramError already
+    # is, by _Failure).
+    as_json = "--json" in args
     try:
         # Out of standalone mode, click returns the code of a command's ``Exit`` (doctor's
         # 1 on a failed check) rather than raising it.
-        status = cli.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+        status = cli.main(args=args, standalone_mode=False)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
-    except click.ClickException as error:
+    except _Failure as error:
         error.show()
+        sys.exit(error.exit_code)
+    except click.ClickException as error:
+        if as_json:
+            _json_failure("USAGE_ERROR", error.format_message())
+        else:
+            error.show()
         sys.exit(error.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(1)
     except Exception as error:
-        click.echo(f"engram: internal error ({type(error).__name__})", err=True)
+        message = f"internal error ({type(error).__name__})"
+        if as_json:
+            _json_failure("INTERNAL_ERROR", message)
+        else:
+            click.echo(f"engram: {message}", err=True)
         sys.exit(EXIT_INTERNAL)
     sys.exit(status if isinstance(status, int) else 0)
+
+
+def _json_failure(code: str, message: str) -> None:
+    failure = {"ok": False, "error": {"code": code, "message": message}}
+    click.echo(json.dumps(failure, indent=2, ensure_ascii=False))
