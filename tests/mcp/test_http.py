@@ -286,3 +286,69 @@ def test_the_sdk_client_lists_and_calls_over_http(server: Server, mode: str) -> 
     assert result.is_error is False
     assert result.structured_content["ok"] is True
     assert result.structured_content["output"]["value"]["records"] == []
+
+
+# --- one server, every binding of its store ----------------------------------------------
+
+
+def test_a_token_for_another_profile_of_the_store_gets_that_bindings_tools(
+    server: Server, tmp_path: Path
+) -> None:
+    """One server serves every profile sharing its store (and signing key): the token's
+    binding is the request's, with that profile's grants and nothing more."""
+    from engram.host.setup import init_host
+
+    served = load_profile(server.profile)
+    bob = load_profile(
+        init_host(
+            tmp_path / "bob",
+            tenant=served.tenant,
+            workspace=served.workspace,
+            principal="bob",
+            purpose=served.purpose,
+            grants=["search"],
+            store=served.store,
+        )
+    )
+    token = issue_token(bob, int(time.time()))
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
+
+    status, _, listed = server.post(body, headers, token=token)
+    call = {"name": "engram_memory_capture", "arguments": {}, "_meta": META}
+    refused = server.post(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
+        {**headers, "Mcp-Method": "tools/call", "Mcp-Name": "engram_memory_capture"},
+        token=token,
+    )
+
+    assert status == 200
+    assert [tool["name"] for tool in listed["result"]["tools"]] == ["engram_memory_search"]
+    assert refused[2]["error"]["code"] == -32602  # a tool bob was not granted does not exist
+
+
+def test_a_legacy_session_belongs_to_the_binding_that_opened_it(
+    server: Server, tmp_path: Path
+) -> None:
+    from engram.host.setup import init_host
+
+    served = load_profile(server.profile)
+    carol = load_profile(
+        init_host(
+            tmp_path / "carol",
+            tenant=served.tenant,
+            workspace=served.workspace,
+            principal="carol",
+            purpose=served.purpose,
+            store=served.store,
+        )
+    )
+    session = _initialize(server)
+
+    status, _, _ = server.post(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"Mcp-Session-Id": session},
+        token=issue_token(carol, int(time.time())),
+    )
+
+    assert status == 404

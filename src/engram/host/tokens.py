@@ -150,9 +150,12 @@ def issue_token(profile: HostProfile, now_s: int, ttl_s: int = DEFAULT_TTL_S) ->
     return f"{PREFIX}.{_b64(payload)}.{_b64(_mac(key, payload))}"
 
 
-def verify_token(token: str, profile: HostProfile, now_s: int) -> TokenClaims:
-    """The claims of a valid token for ``profile``; ``TokenRefused`` otherwise. The
-    refusal's detail is for the operator's log, never for the response."""
+def verify_token(
+    token: str, profile: HostProfile, now_s: int, same_binding: bool = True
+) -> TokenClaims:
+    """The claims of a valid token for ``profile`` (with ``same_binding=False``: for any
+    profile of its store, which shares its signing key); ``TokenRefused`` otherwise.
+    The refusal's detail is for the operator's log, never for the response."""
     if len(token) > MAX_TOKEN_CHARS:
         raise TokenRefused("token too long")
     parts = token.split(".")
@@ -171,7 +174,7 @@ def verify_token(token: str, profile: HostProfile, now_s: int) -> TokenClaims:
         raise TokenRefused("token expired")
     if claims.iat > now_s + SKEW_S:
         raise TokenRefused("token not valid yet")
-    if not claims.binds(profile):
+    if same_binding and not claims.binds(profile):
         raise TokenRefused("token names another binding")
     return claims
 

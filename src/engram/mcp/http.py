@@ -15,10 +15,13 @@ One endpoint, ``/mcp``, serves both protocol eras (docs/protocol.md, "Streamable
 
 Before anything is read: the ``Host`` header must name this server and an ``Origin``,
 when present, must be one of its own (403: DNS rebinding), and the request must carry
-``Authorization: Bearer <token>`` with a token the host issued for this server's
-profile (401 otherwise; :mod:`engram.host.tokens`). Answers are JSON
-(``application/json``); a notification or a reply gets 202. Only governed memory is
-served: project memory belongs to a developer's repository and its stdio server.
+``Authorization: Bearer <token>`` with a token the host issued for a profile of this
+server's store (401 otherwise; :mod:`engram.host.tokens`). The token's binding is the
+request's: one server serves every profile that shares its store and signing key, each
+binding with its own granted tools, under the policy of the profile the server was
+started with; nothing in a request can widen it. Answers are JSON (``application/json``);
+a notification or a reply gets 202. Only governed memory is served: project memory
+belongs to a developer's repository and its stdio server.
 
 Starlette and uvicorn (the ``http`` extra) are imported only here, never on the stdio
 start-up path.
@@ -29,6 +32,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
 import json
 import logging
 import secrets
@@ -40,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from engram import __version__
 from engram.errors import TokenRefused
+from engram.host.tokens import TokenClaims
 from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher, ServerIdentity
 from engram.mcp.instructions import INSTRUCTIONS
@@ -73,13 +78,48 @@ _ERROR_STATUS: Final = {-32601: 404, -32603: 500}
 @dataclass
 class HttpSettings:
     """Who may reach the server: the ``Host`` values it answers to (and the origins
-    built from them), and the profile whose tokens it accepts."""
+    built from them), and the profile whose store's tokens it accepts; the dispatcher of
+    each binding a token named, made on first use and closed with ``resources``."""
 
     profile: HostProfile
     hosts: frozenset[str]
+    options: ServerOptions
+    resources: contextlib.ExitStack
     clock: Callable[[], float] = time.time
-    sessions: dict[str, Connection] = field(default_factory=dict)
+    #: Legacy sessions: each one's connection and the binding that opened it.
+    sessions: dict[str, tuple[Connection, tuple[Any, ...]]] = field(default_factory=dict)
+    dispatchers: dict[tuple[Any, ...], Dispatcher] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def dispatcher(self, claims: TokenClaims) -> tuple[Dispatcher, tuple[Any, ...]]:
+        """The dispatcher serving the binding ``claims`` names, and that binding's key."""
+        key = _binding_key(claims)
+        with self.lock:
+            found = self.dispatchers.get(key)
+            if found is None:
+                profile = dataclasses.replace(
+                    self.profile,
+                    tenant=claims.tenant,
+                    workspace=claims.workspace,
+                    principal=claims.principal,
+                    agent_id=claims.agent_id,
+                    purpose=claims.purpose,
+                    grants=frozenset(claims.grants),
+                )
+                found = build_http_dispatcher(profile, self.options, self.resources)
+                self.dispatchers[key] = found
+            return found, key
+
+
+def _binding_key(claims: TokenClaims) -> tuple[Any, ...]:
+    return (
+        claims.tenant,
+        claims.workspace,
+        claims.principal,
+        claims.agent_id,
+        claims.purpose,
+        tuple(sorted(claims.grants)),
+    )
 
 
 def allowed_hosts(host: str, port: int, extra: str = "") -> frozenset[str]:
@@ -93,42 +133,48 @@ def allowed_hosts(host: str, port: int, extra: str = "") -> frozenset[str]:
     return frozenset(hosts)
 
 
-def build_http_dispatcher(options: ServerOptions, resources: contextlib.ExitStack) -> Dispatcher:
-    """The governed tools of ``options.host_profile`` (no project memory)."""
-    from engram.mcp.memory_tools import memory_tools
+def build_http_dispatcher(
+    profile: HostProfile, options: ServerOptions, resources: contextlib.ExitStack
+) -> Dispatcher:
+    """The granted governed tools of one binding (no project memory)."""
+    from engram.mcp.memory_tools import profile_tools
 
-    assert options.host_profile is not None
-    tools = ToolTable(memory_tools(options.host_profile, resources))
+    tools = ToolTable(profile_tools(profile, resources))
+    binding = "\0".join(
+        [profile.tenant, profile.workspace, profile.principal, profile.agent_id, profile.purpose]
+    )
     return Dispatcher(
         identity=ServerIdentity("engram", __version__, "Engram", INSTRUCTIONS),
         tools=tools,
-        binding=f"http\0{options.host_profile.resolve()}",
+        binding=f"http\0{binding}",
         elicitation_enabled=options.elicitation,
         elicitation_timeout=options.elicitation_timeout,
     )
 
 
-def create_app(dispatcher: Dispatcher, settings: HttpSettings) -> Starlette:
+def create_app(settings: HttpSettings) -> Starlette:
     """The ASGI application serving ``/mcp``."""
     from starlette.applications import Starlette
     from starlette.routing import Route
 
     async def endpoint(request: HttpRequest) -> HttpResponse:
-        refused = _refuse_before_reading(request, settings)
-        if refused is not None:
-            return refused
+        admitted = _admit(request, settings)
+        if not isinstance(admitted, TokenClaims):
+            return admitted
+        dispatcher, binding = settings.dispatcher(admitted)
         if request.method == "GET":
             return _plain(405, "no server-to-client stream is offered", {"Allow": "POST, DELETE"})
         if request.method == "DELETE":
-            return _end_session(request, settings)
-        return await _post(request, dispatcher, settings)
+            return _end_session(request, settings, binding)
+        return await _post(request, dispatcher, settings, binding)
 
     return Starlette(routes=[Route(ENDPOINT, endpoint, methods=["GET", "POST", "DELETE"])])
 
 
-def _refuse_before_reading(request: HttpRequest, settings: HttpSettings) -> HttpResponse | None:
-    """403 for a foreign ``Host`` or ``Origin`` (DNS rebinding), 401 without a token this
-    host issued for this profile: before the body is read."""
+def _admit(request: HttpRequest, settings: HttpSettings) -> TokenClaims | HttpResponse:
+    """The claims of the request's token; or, before the body is read, 403 for a foreign
+    ``Host`` or ``Origin`` (DNS rebinding) and 401 without a token the host issued for a
+    profile of this store."""
     host = request.headers.get("host", "")
     if host not in settings.hosts:
         return _plain(403, "unknown Host")
@@ -141,7 +187,9 @@ def _refuse_before_reading(request: HttpRequest, settings: HttpSettings) -> Http
             raise TokenRefused("no bearer token")
         from engram.host.tokens import verify_token
 
-        verify_token(token.strip(), settings.profile, int(settings.clock()))
+        return verify_token(
+            token.strip(), settings.profile, int(settings.clock()), same_binding=False
+        )
     except TokenRefused as refused:
         log.warning("refused a request: %s", refused.detail)  # the token is never logged
         return _json(
@@ -149,11 +197,10 @@ def _refuse_before_reading(request: HttpRequest, settings: HttpSettings) -> Http
             _error(None, UNAUTHORIZED, "Unauthorized"),
             {"WWW-Authenticate": 'Bearer error="invalid_token"'},
         )
-    return None
 
 
 async def _post(
-    request: HttpRequest, dispatcher: Dispatcher, settings: HttpSettings
+    request: HttpRequest, dispatcher: Dispatcher, settings: HttpSettings, binding: tuple[Any, ...]
 ) -> HttpResponse:
     from starlette.concurrency import run_in_threadpool
 
@@ -173,11 +220,15 @@ async def _post(
         connection = Connection(_no_send)  # a 2026-07-28 request stands alone
         answer = await run_in_threadpool(dispatcher.handle, item, connection)
         return _accepted() if answer is None else _answer(answer)
-    return await _legacy(request, item, dispatcher, settings)
+    return await _legacy(request, item, dispatcher, settings, binding)
 
 
 async def _legacy(
-    request: HttpRequest, item: Message, dispatcher: Dispatcher, settings: HttpSettings
+    request: HttpRequest,
+    item: Message,
+    dispatcher: Dispatcher,
+    settings: HttpSettings,
+    binding: tuple[Any, ...],
 ) -> HttpResponse:
     from starlette.concurrency import run_in_threadpool
 
@@ -193,29 +244,32 @@ async def _legacy(
         # No stream carries a request of the server's own: no dialog on this session.
         connection.client_capabilities.pop("elicitation", None)
         with settings.lock:
-            settings.sessions[session] = connection
+            settings.sessions[session] = (connection, binding)
         assert answer is not None
         return _answer(answer, {"Mcp-Session-Id": session})
     session_id = request.headers.get("mcp-session-id")
     if not session_id:
         return _json(400, _error(getattr(item, "id", None), -32600, "Missing Mcp-Session-Id"))
     with settings.lock:
-        connection_or_none = settings.sessions.get(session_id)
-    if connection_or_none is None:
+        found = settings.sessions.get(session_id)
+    if found is None or found[1] != binding:  # another binding's session is no session
         return _json(404, _error(getattr(item, "id", None), -32600, "Unknown or ended session"))
-    answer = await run_in_threadpool(dispatcher.handle, item, connection_or_none)
+    answer = await run_in_threadpool(dispatcher.handle, item, found[0])
     if isinstance(item, Notification | Response) or answer is None:
         return _accepted()
     return _answer(answer)
 
 
-def _end_session(request: HttpRequest, settings: HttpSettings) -> HttpResponse:
+def _end_session(
+    request: HttpRequest, settings: HttpSettings, binding: tuple[Any, ...]
+) -> HttpResponse:
     session_id = request.headers.get("mcp-session-id", "")
     with settings.lock:
-        connection = settings.sessions.pop(session_id, None)
-    if connection is None:
-        return _plain(404, "unknown session")
-    connection.close()
+        found = settings.sessions.get(session_id)
+        if found is None or found[1] != binding:
+            return _plain(404, "unknown session")
+        del settings.sessions[session_id]
+    found[0].close()
     return _plain(200, "session ended")
 
 
@@ -310,10 +364,11 @@ def serve_http(options: ServerOptions, address: str) -> int:
     port = int(port_text)
     assert options.host_profile is not None
     with contextlib.ExitStack() as resources:
-        dispatcher = build_http_dispatcher(options, resources)
         settings = HttpSettings(
             load_profile(options.host_profile),
             allowed_hosts(host, port, options.allowed_hosts),
+            options,
+            resources,
         )
-        uvicorn.run(create_app(dispatcher, settings), host=host, port=port, log_level="warning")
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
     return 0

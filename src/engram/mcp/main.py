@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from engram import __version__
+from engram.errors import EngramError
 from engram.mcp.dispatcher import Dispatcher, ServerIdentity
 from engram.mcp.instructions import INSTRUCTIONS
 from engram.mcp.options import USAGE, ServerOptions, parse_options
@@ -70,7 +71,11 @@ def _serve_http(options: ServerOptions, stderr: TextIO) -> int:
             file=stderr,
         )
         return 2
-    return serve_http(options, options.http or "")
+    try:
+        return serve_http(options, options.http or "")
+    except EngramError as error:  # the profile cannot be trusted, the port is taken, …
+        print(f"engram-mcp: {error.detail}", file=stderr)
+        return 2
 
 
 def run(

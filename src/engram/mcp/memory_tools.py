@@ -31,7 +31,7 @@ from engram.memory.tools import TOOLS
 if TYPE_CHECKING:  # the engine is imported by the first call, off the start-up path
     from engram.host.runtime import HostMemory
 
-__all__ = ["MemoryTools", "memory_tools"]
+__all__ = ["MemoryTools", "memory_tools", "profile_tools"]
 
 log = logging.getLogger("engram.mcp")
 #: How often a server looks for records other processes admitted without vectors.
@@ -171,6 +171,11 @@ def memory_tools(profile_path: Path | None, resources: contextlib.ExitStack) -> 
         for short in MEMORY_TOOLS:
             yield _tool(short, input_schema(short), _untrusted, listed=False)
         return
+    yield from profile_tools(profile, resources)
+
+
+def profile_tools(profile: HostProfile, resources: contextlib.ExitStack) -> Iterator[Tool]:
+    """The granted memory tools of a loaded profile (none when it is disabled)."""
     if not profile.enabled:
         return
     tools = resources.enter_context(MemoryTools(profile))
