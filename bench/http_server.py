@@ -16,8 +16,6 @@ import argparse
 import http.client
 import json
 import random
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -30,8 +28,9 @@ from _results import record, summary
 
 from engram.host.profile import load_profile
 from engram.host.tokens import issue_token
-from engram.testing import host_profile, server_command
+from engram.testing import host_profile
 from engram.testing.governed import PURPOSE, current_capture_args
+from engram.testing.http import HttpServer
 
 MODERN = "2026-07-28"
 META = {
@@ -85,13 +84,6 @@ class Client:
         return structured
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _text(rng: random.Random) -> str:
     return "The " + " ".join(rng.choices(WORDS, k=8)) + " decision was taken."
 
@@ -128,24 +120,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         profile = host_profile(Path(work) / "host")
         token = issue_token(load_profile(profile), int(time.time()), ttl_s=86_400)
-        port = _free_port()
-        server = subprocess.Popen(
-            [*server_command(), "--http", f"127.0.0.1:{port}", "--host-profile", str(profile)],
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                    break
-                except OSError:
-                    time.sleep(0.05)
+        with HttpServer(profile) as server:
             for count in options.clients:
-                _measure(count, port, token, options)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+                _measure(count, server.port, token, options)
 
 
 def _measure(count: int, port: int, token: str, options: argparse.Namespace) -> None:

@@ -5,8 +5,6 @@ client in both protocol eras, every request with a host-issued bearer token."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -22,8 +20,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from engram.host.profile import load_profile
 from engram.host.tokens import issue_token
-from engram.testing import host_profile, server_command
+from engram.testing import host_profile
 from engram.testing.governed import PURPOSE
+from engram.testing.http import HttpServer
 
 MODERN = "2026-07-28"
 META = {
@@ -73,40 +72,13 @@ def _exchange(request: urllib.request.Request) -> tuple[int, dict[str, str], Any
     return status, {key.lower(): value for key, value in headers.items()}, body
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("http")
-    profile = host_profile(base / "host")
-    port = _free_port()
-    process = subprocess.Popen(
-        [*server_command(), "--http", f"127.0.0.1:{port}", "--host-profile", str(profile)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    profile = host_profile(tmp_path_factory.mktemp("http") / "host")
     token = issue_token(load_profile(profile), int(time.time()))
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            if process.poll() is not None:
-                pytest.fail(f"engram-mcp --http exited: {process.stderr.read().decode()}")  # type: ignore[union-attr]
-            time.sleep(0.05)
-    try:
-        yield Server(url, f"127.0.0.1:{port}", token, profile)
-    finally:
-        process.terminate()
-        out, _ = process.communicate(timeout=30)
-        assert out == b""  # nothing but HTTP answers leaves the server
+    with HttpServer(profile) as running:
+        yield Server(running.url, running.host, token, profile)
+    assert running.stdout == b""  # nothing but HTTP answers leaves the server
 
 
 # --- before anything is read: token, Host, Origin --------------------------------------

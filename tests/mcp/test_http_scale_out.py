@@ -5,9 +5,8 @@ cursor handed out by one server opens the next page on a third."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import socket
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -17,8 +16,9 @@ import pytest
 
 from engram.host.profile import load_profile
 from engram.host.tokens import issue_token
-from engram.testing import host_profile, server_command
+from engram.testing import host_profile
 from engram.testing.governed import PURPOSE, current_capture_args
+from engram.testing.http import HttpServer
 
 MODERN = "2026-07-28"
 META = {
@@ -28,42 +28,15 @@ META = {
 SERVERS = 3
 
 
-def _port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[int], str]]:
     profile = host_profile(tmp_path_factory.mktemp("scale") / "host")
-    ports = [_port() for _ in range(SERVERS)]
-    processes = [
-        subprocess.Popen(
-            [*server_command(), "--http", f"127.0.0.1:{port}", "--host-profile", str(profile)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+    with contextlib.ExitStack() as running:
+        started = [running.enter_context(HttpServer(profile)) for _ in range(SERVERS)]
+        yield (
+            [server.port for server in started],
+            issue_token(load_profile(profile), int(time.time())),
         )
-        for port in ports
-    ]
-    try:
-        for port in ports:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        pytest.fail(f"engram-mcp --http on {port} did not start")
-                    time.sleep(0.05)
-        yield ports, issue_token(load_profile(profile), int(time.time()))
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=30)
 
 
 def _call(port: int, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
