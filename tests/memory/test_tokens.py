@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from engram.canonical import canonical_bytes
 from engram.cli.main import cli
-from engram.errors import TokenRefused
+from engram.errors import InvalidRequestState, TokenRefused
 from engram.host.profile import HostProfile, load_profile
 from engram.host.tokens import MAX_TTL_S, issue_token, revoke_token, verify_token
 from engram.testing import host_profile
@@ -142,3 +142,21 @@ def test_the_cli_issues_and_revokes(tmp_path: Path) -> None:
     assert revoked.stdout.startswith("revoked token ")
     with pytest.raises(TokenRefused):
         verify_token(token, load_profile(path), NOW)
+
+
+def test_every_server_of_a_store_opens_the_request_states_another_sealed(
+    profile: HostProfile, tmp_path: Path
+) -> None:
+    """A 2026-07-28 dialog's retry may reach another server of the store: the key comes
+    from the store, not from the process; another store's server cannot open it."""
+    from engram.host.tokens import request_state_key
+    from engram.mcp.request_state import OpenState, StateSealer
+
+    one, two = StateSealer(request_state_key(profile)), StateSealer(request_state_key(profile))
+    other = StateSealer(request_state_key(load_profile(host_profile(tmp_path / "other"))))
+    asked = {"confirm": "sha256:shown"}
+    sealed = one.seal("engram_memory_forget", "b", {"x": 1}, OpenState(asked=asked))
+
+    assert two.open(sealed, "engram_memory_forget", "b", {"x": 1}).asked == asked
+    with pytest.raises(InvalidRequestState):
+        other.open(sealed, "engram_memory_forget", "b", {"x": 1})

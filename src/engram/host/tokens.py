@@ -38,6 +38,7 @@ __all__ = [
     "MAX_TTL_S",
     "TokenClaims",
     "issue_token",
+    "request_state_key",
     "revoke_token",
     "verify_token",
 ]
@@ -217,6 +218,13 @@ def _revoked(keys: Path) -> frozenset[str]:
     except FileNotFoundError:
         return frozenset()
     return frozenset(line.strip() for line in text.splitlines() if line.strip())
+
+
+def request_state_key(profile: HostProfile) -> bytes:
+    """The key that seals 2026-07-28 request states on ``engram-mcp --http``: derived
+    from the store's MAC key, so every server of the store opens what another sealed."""
+    mac_key = read_private_key(profile.keys / "mac.key")
+    return hmac.new(mac_key, b"engram-request-state/v1", sha256).digest()
 
 
 def revoke_token(profile: HostProfile, token_or_jti: str) -> str:

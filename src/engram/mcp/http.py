@@ -44,10 +44,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from engram import __version__
 from engram.errors import TokenRefused
-from engram.host.tokens import TokenClaims
+from engram.host.tokens import TokenClaims, request_state_key
 from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher, ServerIdentity
 from engram.mcp.instructions import INSTRUCTIONS
+from engram.mcp.request_state import StateSealer
 from engram.mcp.tools import ToolTable
 from engram.protocol.eras import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY
 from engram.protocol.framing import MAX_LINE_BYTES, Frame
@@ -149,6 +150,8 @@ def build_http_dispatcher(
         binding=f"http\0{binding}",
         elicitation_enabled=options.elicitation,
         elicitation_timeout=options.elicitation_timeout,
+        # A retry carrying the person's answer may reach any server of the store.
+        sealer=StateSealer(request_state_key(profile)),
     )
 
 
