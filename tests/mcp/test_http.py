@@ -20,15 +20,12 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from engram.host.profile import load_profile
 from engram.host.tokens import issue_token
-from engram.testing import host_profile
+from engram.testing import MODERN_META, host_profile
 from engram.testing.governed import PURPOSE
 from engram.testing.http import HttpServer
 
 MODERN = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+META = MODERN_META  # the 2026-07-28 envelope of a client with no capabilities
 GOVERNED = sorted(
     f"engram_memory_{name}"
     for name in ("search", "get", "capture", "request_admission", "withdraw", "forget")

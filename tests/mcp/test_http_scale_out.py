@@ -16,15 +16,12 @@ import pytest
 
 from engram.host.profile import load_profile
 from engram.host.tokens import issue_token
-from engram.testing import host_profile
+from engram.testing import MODERN_META, host_profile
 from engram.testing.governed import PURPOSE, current_capture_args
 from engram.testing.http import HttpServer
 
 MODERN = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+META = MODERN_META  # the 2026-07-28 envelope of a client with no capabilities
 SERVERS = 3
 
 

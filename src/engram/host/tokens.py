@@ -16,8 +16,6 @@ missing, malformed, signed with another key, expired, not yet valid, revoked (it
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import fcntl
 import hmac
@@ -28,7 +26,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any, Final
 
-from engram.canonical import canonical_bytes
+from engram.canonical import b64url, canonical_bytes, unb64url
 from engram.crypto.keyfiles import read_private_key
 from engram.durable import write_atomic
 from engram.errors import TokenRefused
@@ -103,19 +101,6 @@ class TokenClaims:
         )
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _unb64(text: str) -> bytes:
-    if not text or any(c not in _ALPHABET for c in text):
-        raise ValueError("not base64url")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-_ALPHABET: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-
-
 def _signing_key(keys: Path, create: bool) -> bytes:
     path = keys / KEY_NAME
     if not path.exists():
@@ -148,7 +133,7 @@ def issue_token(profile: HostProfile, now_s: int, ttl_s: int = DEFAULT_TTL_S) ->
     )
     payload = canonical_bytes(claims.as_json())
     key = _signing_key(profile.keys, create=True)
-    return f"{PREFIX}.{_b64(payload)}.{_b64(_mac(key, payload))}"
+    return f"{PREFIX}.{b64url(payload)}.{b64url(_mac(key, payload))}"
 
 
 def verify_token(
@@ -163,8 +148,8 @@ def verify_token(
     if len(parts) != 3 or parts[0] != PREFIX:
         raise TokenRefused("not an engram token")
     try:
-        payload, mac = _unb64(parts[1]), _unb64(parts[2])
-    except (ValueError, binascii.Error):
+        payload, mac = unb64url(parts[1]), unb64url(parts[2])
+    except ValueError:
         raise TokenRefused("token is not base64url") from None
     if not hmac.compare_digest(mac, _mac(_signing_key(profile.keys, create=False), payload)):
         raise TokenRefused("token signature does not verify")
@@ -233,8 +218,8 @@ def revoke_token(profile: HostProfile, token_or_jti: str) -> str:
     if token_or_jti.startswith(PREFIX + "."):
         parts = token_or_jti.split(".")
         try:
-            jti = _claims(_unb64(parts[1])).jti if len(parts) == 3 else ""
-        except (ValueError, binascii.Error):
+            jti = _claims(unb64url(parts[1])).jti if len(parts) == 3 else ""
+        except ValueError:
             jti = ""
         if not jti:
             raise TokenRefused("not an engram token")
