@@ -5,11 +5,13 @@ each variant becomes a quoted FTS5 string, a group the ``OR`` of its variants, a
 groups are joined with ``OR``: every match contributes to the BM25 rank, memories with
 more (and rarer) terms rank first, and no character of the user's text is ever read as
 FTS5 syntax (variants are ``\\w`` runs: a quote cannot occur in one). In large indexes,
-:func:`search_expressions` leaves out terms most memories hold.
+:func:`search_stages` leaves out terms most memories hold. A stage is a plain value, so
+the PostgreSQL store runs the same stages over its postings tables.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from engram.search.analysis import MAX_QUERY_GROUPS, query_groups
@@ -19,9 +21,12 @@ __all__ = [
     "MAX_QUERY_TERMS",
     "PRUNE_MIN_DOCUMENTS",
     "Group",
+    "Stage",
     "common_cutoff",
+    "match_expression",
     "query_groups",
     "search_expressions",
+    "search_stages",
     "variants",
 ]
 
@@ -47,8 +52,21 @@ def common_cutoff(documents: int) -> int | None:
     return None if documents < PRUNE_MIN_DOCUMENTS else int(COMMON_SHARE * documents)
 
 
-def search_expressions(groups: list[Group], counts: dict[str, int], documents: int) -> list[str]:
-    """The FTS5 expressions a search runs, in order, until one matches something.
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One match a search runs: memories holding any of ``groups`` (or, when
+    ``every``, all of them), ranked by BM25 over every variant of ``groups``."""
+
+    groups: tuple[Group, ...]
+    every: bool = False
+
+    def phrases(self) -> list[str]:
+        """The variants BM25 sums over, in order (as FTS5 counts the phrases of a match)."""
+        return [variant for group in self.groups for variant in group]
+
+
+def search_stages(groups: list[Group], counts: dict[str, int], documents: int) -> list[Stage]:
+    """The matches a search runs, in order, until one matches something.
 
     ``counts`` holds how many documents hold each variant, counted at least up to
     :func:`common_cutoff` ``+ 1``; ``documents`` is the size of the index. Small indexes
@@ -65,21 +83,27 @@ def search_expressions(groups: list[Group], counts: dict[str, int], documents: i
         return []
     cutoff = common_cutoff(documents)
     if cutoff is None:
-        return [_any_of(groups)]
+        return [Stage(tuple(groups))]
     common = [group for group in groups if max(counts.get(v, 0) for v in group) > cutoff]
     rest = [group for group in groups if group not in common]
-    expressions = [_any_of(rest)] if rest else []
+    stages = [Stage(tuple(rest))] if rest else []
     if len(common) > 1:
-        expressions.append(" AND ".join(_group(group) for group in common))
+        stages.append(Stage(tuple(common), every=True))
     if common:
-        expressions.append(_any_of(common[:1]))
-    return expressions
+        stages.append(Stage(tuple(common[:1])))
+    return stages
+
+
+def match_expression(stage: Stage) -> str:
+    """The FTS5 ``MATCH`` expression of a stage."""
+    return (" AND " if stage.every else " OR ").join(_group(group) for group in stage.groups)
+
+
+def search_expressions(groups: list[Group], counts: dict[str, int], documents: int) -> list[str]:
+    """The FTS5 expressions of :func:`search_stages`."""
+    return [match_expression(stage) for stage in search_stages(groups, counts, documents)]
 
 
 def _group(group: Group) -> str:
     quoted = " OR ".join(f'"{variant}"' for variant in group)
     return quoted if len(group) == 1 else f"({quoted})"
-
-
-def _any_of(groups: list[Group]) -> str:
-    return " OR ".join(_group(group) for group in groups)

@@ -11,26 +11,23 @@ index never holds another's terms and can be purged on its own.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from engram.memory.journal import GENESIS, event_digest
-from engram.memory.ports import (
-    AuditEntry,
-    CandidateRow,
-    Event,
-    IdempotencyRow,
-    RecordRow,
-)
+from engram.memory.ports import RecordRow
 from engram.search.analysis import analyzer_tag
-from engram.search.lexical import Group, common_cutoff, search_expressions, variants
+from engram.search.lexical import (
+    Group,
+    common_cutoff,
+    match_expression,
+    search_stages,
+    variants,
+)
+from engram.store.rows import RowReads, RowWrites, prefixed, to_record
 from engram.store.sqlite.database import Database, Durability, migration
-from engram.store.sqlite.governance import GovernanceReads, GovernanceWrites
-from engram.store.sqlite.portability import PortableRows
 from engram.store.sqlite.vocabulary import DocumentCounts
 
 __all__ = ["SqliteMemoryStore"]
@@ -117,6 +114,15 @@ def _count_indexed_documents(db: sqlite3.Connection) -> None:
     db.execute(
         "CREATE TABLE IF NOT EXISTS index_counts"
         " (scope_id TEXT PRIMARY KEY, documents INTEGER NOT NULL)"
+    )
+
+
+@migration(SCHEMA, 3)
+def _create_purges(db: sqlite3.Connection) -> None:
+    # Cleanup owed after a withdraw or forget (engram.memory.purge).
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS purges (owner TEXT PRIMARY KEY, scope_id TEXT NOT NULL,"
+        " kind TEXT NOT NULL, created_ms INTEGER NOT NULL, done_ms INTEGER)"
     )
 
 
@@ -211,80 +217,14 @@ def _fts(scope_id: str) -> str:
     return f"fts{analyzer_tag()}_{scope_id}"
 
 
-class _Reader(GovernanceReads, PortableRows):
+class _Reader(RowReads):
     """Reads over one connection inside a transaction or snapshot."""
+
+    SCOPE_FILTER = "+scope_id"  # look records up by their unique id or rowid
 
     def __init__(self, db: sqlite3.Connection, counts: DocumentCounts | None = None) -> None:
         self.db = db
         self.counts = counts  # shared by snapshots only: a transaction sees its own writes
-
-    def candidate(self, scope_id: str, candidate_id: str) -> CandidateRow | None:
-        row = self.db.execute(
-            "SELECT candidate_id, scope_id, principal, state, payload_digest, record_digest,"
-            " sealed, captured_ms, retention, capture_cursor, record_id, decision"
-            " FROM candidates WHERE candidate_id = ? AND scope_id = ?",
-            (candidate_id, scope_id),
-        ).fetchone()
-        if row is None:
-            return None
-        return CandidateRow(
-            candidate_id=row[0],
-            scope_id=row[1],
-            principal=row[2],
-            state=row[3],
-            payload_digest=row[4],
-            record_digest=row[5],
-            sealed=row[6],
-            captured_ms=row[7],
-            retention=json.loads(row[8]),
-            capture_cursor=row[9],
-            record_id=row[10],
-            decision=json.loads(row[11]) if row[11] else None,
-        )
-
-    _RECORD_COLUMNS = (
-        "record_id, scope_id, candidate_id, state, record_digest, payload_digest, sealed,"
-        " valid_t, valid_t_end, expires_ms, admitted_ms, admit_cursor"
-    )
-
-    def record(self, scope_id: str, record_id: str) -> RecordRow | None:
-        row = self.db.execute(
-            # "+scope_id": look records up by their unique id, never by the scope index.
-            f"SELECT {self._RECORD_COLUMNS} FROM records WHERE record_id = ? AND +scope_id = ?",
-            (record_id, scope_id),
-        ).fetchone()
-        return RecordRow(*row) if row else None
-
-    def records(self, scope_id: str, record_ids: Sequence[str]) -> list[RecordRow]:
-        found = {}
-        for chunk_start in range(0, len(record_ids), 500):
-            chunk = list(record_ids[chunk_start : chunk_start + 500])
-            marks = ",".join("?" * len(chunk))
-            for row in self.db.execute(
-                f"SELECT {self._RECORD_COLUMNS} FROM records"
-                f" WHERE +scope_id = ? AND record_id IN ({marks})",
-                (scope_id, *chunk),
-            ):
-                found[row[0]] = RecordRow(*row)
-        return [found[record_id] for record_id in record_ids if record_id in found]
-
-    def data_key(self, owner: str) -> tuple[str, bytes] | None:
-        row = self.db.execute(
-            "SELECT kek_id, wrapped FROM data_keys WHERE owner = ?", (owner,)
-        ).fetchone()
-        return (row[0], row[1]) if row else None
-
-    def head(self, scope_id: str) -> Event:
-        row = self.db.execute(
-            "SELECT head_cursor, head_digest FROM scope_state WHERE scope_id = ?", (scope_id,)
-        ).fetchone()
-        return Event(row[0], row[1]) if row else Event(0, GENESIS)
-
-    def records_version(self, scope_id: str) -> int:
-        row = self.db.execute(
-            "SELECT records_version FROM scope_state WHERE scope_id = ?", (scope_id,)
-        ).fetchone()
-        return int(row[0]) if row else 0
 
     def search(
         self, scope_id: str, groups: list[Group], limit: int, stage: int = 0
@@ -294,17 +234,16 @@ class _Reader(GovernanceReads, PortableRows):
             return [] if stage == 0 else None
         documents = self._documents(scope_id)
         counts = self._counts(table, variants(groups), documents)
-        expressions = search_expressions(groups, counts, documents)
-        if stage >= len(expressions):
+        stages = search_stages(groups, counts, documents)
+        if stage >= len(stages):
             return None
-        columns = self._prefixed("r")
         rows = self.db.execute(
-            f"SELECT {columns}, f.rank FROM (SELECT rowid, rank FROM {table}"
+            f"SELECT {prefixed('r')}, f.rank FROM (SELECT rowid, rank FROM {table}"
             f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
             " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.rank, r.record_id",
-            (expressions[stage], limit),
+            (match_expression(stages[stage]), limit),
         ).fetchall()
-        return [(RecordRow(*row[:-1]), -float(row[-1])) for row in rows]
+        return [(to_record(row[:-1]), -float(row[-1])) for row in rows]
 
     def _counts(self, table: str, words: list[str], documents: int) -> dict[str, int]:
         cutoff = common_cutoff(documents)
@@ -320,35 +259,6 @@ class _Reader(GovernanceReads, PortableRows):
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def candidates_in_state(self, scope_id: str, state: str) -> list[str]:
-        return [
-            row[0]
-            for row in self.db.execute(
-                "SELECT candidate_id FROM candidates WHERE scope_id = ? AND state = ?"
-                " ORDER BY captured_ms",
-                (scope_id, state),
-            )
-        ]
-
-    def expired_records(self, scope_id: str, now_ms: int) -> list[RecordRow]:
-        return [
-            RecordRow(*row)
-            for row in self.db.execute(
-                f"SELECT {self._RECORD_COLUMNS} FROM records WHERE scope_id = ?"
-                " AND state IN ('accepted_current', 'accepted_disputed', 'historical')"
-                " AND expires_ms IS NOT NULL AND expires_ms <= ?",
-                (scope_id, now_ms),
-            )
-        ]
-
-    def journal(self, scope_id: str) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
-        for cursor, digest, previous, body in self.db.execute(
-            "SELECT cursor, event_digest, previous, body FROM journal"
-            " WHERE scope_id = ? ORDER BY cursor",
-            (scope_id,),
-        ):
-            yield cursor, digest, previous, json.loads(body)
-
     def indexed(self, scope_id: str, record_id: str) -> bool:
         """Whether the record's row still has an entry in the scope's index."""
         table = _fts(scope_id)
@@ -363,54 +273,8 @@ class _Reader(GovernanceReads, PortableRows):
             is not None
         )
 
-    def vectors(self, scope_id: str, model: str) -> list[tuple[int, bytes]]:
-        """The scope's vectors for ``model``: ``(record rowid, float32 bytes)``."""
-        return list(
-            self.db.execute(
-                "SELECT record_rowid, vector FROM vectors WHERE scope_id = ? AND model = ?"
-                " ORDER BY record_rowid",
-                (scope_id, model),
-            )
-        )
-
-    def vector_version(self, scope_id: str, model: str) -> tuple[int, int, int]:
-        """``(vectors, largest record rowid, changes)``: a new version whenever a vector
-        of the scope and model is added, replaced or removed."""
-        row = self.db.execute(
-            "SELECT count, largest, changes FROM vector_versions WHERE scope_id = ? AND model = ?",
-            (scope_id, model),
-        ).fetchone()
-        return (0, 0, 0) if row is None else (int(row[0]), int(row[1]), int(row[2]))
-
-    def has_vector(self, record_id: str) -> bool:
-        """Whether any vector of the record is left."""
-        return (
-            self.db.execute(
-                "SELECT 1 FROM vectors WHERE record_rowid = (SELECT rowid FROM records"
-                " WHERE record_id = ?)",
-                (record_id,),
-            ).fetchone()
-            is not None
-        )
-
     def indexed_count(self, scope_id: str) -> int:
         return self._documents(scope_id)
-
-    def records_by_rowid(self, scope_id: str, rowids: Sequence[int]) -> dict[int, RecordRow]:
-        """The scope's records by their row ids (those that exist in the scope)."""
-        found: dict[int, RecordRow] = {}
-        for start in range(0, len(rowids), 500):
-            chunk = list(rowids[start : start + 500])
-            marks = ", ".join("?" * len(chunk))
-            # ``+scope_id``: look the rows up by rowid; an index on scope_id would have
-            # the planner scan every record of the scope (40 ms at 100,000).
-            for row in self.db.execute(
-                f"SELECT rowid, {self._RECORD_COLUMNS} FROM records"
-                f" WHERE rowid IN ({marks}) AND +scope_id = ?",
-                [*chunk, scope_id],
-            ):
-                found[row[0]] = RecordRow(*row[1:])
-        return found
 
     def unembedded(self, scope_id: str, model: str, limit: int) -> list[tuple[int, RecordRow]]:
         """Indexed records of the scope without a vector for ``model`` (oldest first)."""
@@ -418,17 +282,14 @@ class _Reader(GovernanceReads, PortableRows):
         if not self._has_table(table):
             return []
         rows = self.db.execute(
-            f"SELECT r.rowid, {self._prefixed('r')} FROM {table}_docsize AS d"
+            f"SELECT r.rowid, {prefixed('r')} FROM {table}_docsize AS d"
             " JOIN records AS r ON r.rowid = d.id"
             " WHERE NOT EXISTS (SELECT 1 FROM vectors AS v"
             "  WHERE v.record_rowid = r.rowid AND v.model = ?)"
             " ORDER BY r.rowid LIMIT ?",
             (model, limit),
         ).fetchall()
-        return [(row[0], RecordRow(*row[1:])) for row in rows]
-
-    def _prefixed(self, alias: str) -> str:
-        return ", ".join(f"{alias}.{column.strip()}" for column in self._RECORD_COLUMNS.split(","))
+        return [(row[0], to_record(row[1:])) for row in rows]
 
     def _legacy_tables(self, scope_id: str) -> list[str]:
         """The scope's FTS5 tables built under another analyzer tag."""
@@ -455,121 +316,10 @@ class _Reader(GovernanceReads, PortableRows):
         )
 
 
-class _Transaction(_Reader, GovernanceWrites):
+class _Transaction(_Reader, RowWrites):
     """Writes inside one ``BEGIN IMMEDIATE`` transaction."""
 
-    def idempotency(
-        self, scope_id: str, principal: str, key: str, hashed: bool
-    ) -> IdempotencyRow | None:
-        row = self.db.execute(
-            "SELECT tool, intent_digest, outcome FROM idempotency"
-            " WHERE scope_id = ? AND principal = ? AND key = ? AND hashed = ?",
-            (scope_id, principal, key, int(hashed)),
-        ).fetchone()
-        return IdempotencyRow(row[0], row[1], json.loads(row[2])) if row else None
-
-    def remember(self, scope_id: str, principal: str, key: str, row: IdempotencyRow) -> None:
-        self.db.execute(
-            "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, 1)",
-            (scope_id, principal, key, row.tool, row.intent_digest, json.dumps(row.outcome)),
-        )
-
-    def clear_idempotency_keys(self) -> list[tuple[str, str, str]]:
-        return list(
-            self.db.execute(
-                "SELECT scope_id, principal, key FROM idempotency INDEXED BY idempotency_in_clear"
-                " WHERE hashed = 0"
-            )
-        )
-
-    def hash_idempotency_key(self, scope_id: str, principal: str, key: str, hashed: str) -> None:
-        self.db.execute(
-            "UPDATE idempotency SET key = ?, hashed = 1"
-            " WHERE scope_id = ? AND principal = ? AND key = ? AND hashed = 0",
-            (hashed, scope_id, principal, key),
-        )
-
-    def add_candidate(self, row: CandidateRow) -> None:
-        self.db.execute(
-            "INSERT INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                row.candidate_id,
-                row.scope_id,
-                row.principal,
-                row.state,
-                row.payload_digest,
-                row.record_digest,
-                row.sealed,
-                row.captured_ms,
-                json.dumps(row.retention),
-                row.capture_cursor,
-                row.record_id,
-                json.dumps(row.decision) if row.decision is not None else None,
-            ),
-        )
-
-    def update_candidate(self, candidate_id: str, **changes: Any) -> None:
-        self._update("candidates", "candidate_id", candidate_id, changes)
-
-    def add_record(self, row: RecordRow) -> None:
-        self.db.execute(
-            f"INSERT INTO records ({self._RECORD_COLUMNS}) VALUES"
-            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                row.record_id,
-                row.scope_id,
-                row.candidate_id,
-                row.state,
-                row.record_digest,
-                row.payload_digest,
-                row.sealed,
-                row.valid_t,
-                row.valid_t_end,
-                row.expires_ms,
-                row.admitted_ms,
-                row.admit_cursor,
-            ),
-        )
-
-    def update_record(self, record_id: str, **changes: Any) -> None:
-        self._update("records", "record_id", record_id, changes)
-
-    def _update(self, table: str, key: str, value: str, changes: dict[str, Any]) -> None:
-        encoded = {
-            column: json.dumps(item) if isinstance(item, dict) else item
-            for column, item in changes.items()
-        }
-        assignments = ", ".join(f"{column} = ?" for column in encoded)
-        self.db.execute(
-            f"UPDATE {table} SET {assignments} WHERE {key} = ?", (*encoded.values(), value)
-        )
-
-    def record_with_payload(
-        self,
-        scope_id: str,
-        payload_digest: str,
-        states: Sequence[str],
-        unexpired_at: int | None = None,
-    ) -> str | None:
-        marks = ",".join("?" * len(states))
-        alive = "" if unexpired_at is None else " AND (expires_ms IS NULL OR expires_ms > ?)"
-        row = self.db.execute(
-            f"SELECT record_id FROM records WHERE scope_id = ? AND payload_digest = ?"
-            f" AND state IN ({marks}){alive} ORDER BY admitted_ms LIMIT 1",
-            (scope_id, payload_digest, *states, *(() if unexpired_at is None else (unexpired_at,))),
-        ).fetchone()
-        return str(row[0]) if row else None
-
-    def put_data_key(self, owner: str, scope_id: str, kek_id: str, wrapped: bytes) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO data_keys VALUES (?, ?, ?, ?)",
-            (owner, scope_id, kek_id, wrapped),
-        )
-
-    def delete_data_key(self, owner: str) -> None:
-        # secure_delete overwrites the row's bytes in the file; the WAL copy goes at the
-        # purge's checkpoint.
-        self.db.execute("DELETE FROM data_keys WHERE owner = ?", (owner,))
+    CLEAR_KEYS_HINT = " INDEXED BY idempotency_in_clear"
 
     def index(self, scope_id: str, record_id: str, text: str) -> None:
         table = _fts(scope_id)
@@ -648,37 +398,6 @@ class _Transaction(_Reader, GovernanceWrites):
         table = _fts(scope_id)
         if self._has_table(table):
             self.db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-
-    def append_event(self, scope_id: str, body: dict[str, Any], touches_records: bool) -> Event:
-        head = self.head(scope_id)
-        cursor = head.cursor + 1
-        digest = event_digest(scope_id, cursor, head.event_digest, body)
-        self.db.execute(
-            "INSERT INTO journal VALUES (?, ?, ?, ?, ?)",
-            (scope_id, cursor, digest, head.event_digest, json.dumps(body, sort_keys=True)),
-        )
-        # An event that leaves the records alone keeps the scope's records version.
-        self.db.execute(
-            "INSERT INTO scope_state VALUES (?, ?, ?, ?) ON CONFLICT (scope_id) DO UPDATE"
-            " SET head_cursor = excluded.head_cursor, head_digest = excluded.head_digest"
-            + (", records_version = excluded.records_version" if touches_records else ""),
-            (scope_id, cursor, digest, cursor if touches_records else 0),
-        )
-        return Event(cursor, digest)
-
-    def audit(self, entry: AuditEntry, if_absent: bool = False) -> None:
-        self.db.execute(
-            f"INSERT {'OR IGNORE ' if if_absent else ''}INTO audit VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                entry.audit_id,
-                entry.scope_id,
-                entry.at_ms,
-                entry.tool,
-                entry.outcome,
-                json.dumps(entry.identity, sort_keys=True),
-                json.dumps(entry.digests, sort_keys=True),
-            ),
-        )
 
 
 class SqliteMemoryStore:
