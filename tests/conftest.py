@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from engram.store.location import DatabaseUrl, StoreLocation
 from engram.testing import InProcessClient, LineClient, StartServer, StdioClient
+from engram.testing.postgres import PostgresRun, unreachable
 
 # Project memory ranks lexically in tests unless a test turns the semantic channel on
 # (tests/project/test_semantic.py): the model costs time and the exact rankings the
@@ -89,3 +91,41 @@ def start_stdio_server(tmp_path: Path) -> Iterator[StartServer]:
 def server(start_server: StartServer) -> LineClient:
     """One ``engram-mcp`` in an empty directory, in this process."""
     return start_server()
+
+
+# --- Store backends --------------------------------------------------------------------
+#
+# The governed store's contract runs on SQLite and on PostgreSQL through one parametrised
+# fixture (``store_location``). The PostgreSQL lane uses the server of
+# ``ENGRAM_TEST_POSTGRES`` (127.0.0.1:5432 by default): under ``CI=true`` a server that
+# cannot be reached fails the run; elsewhere it skips that lane, saying how to start it.
+
+
+@pytest.fixture(scope="session")
+def postgres_run() -> Iterator[PostgresRun]:
+    """The run's own PostgreSQL database, dropped at the end."""
+    reason = unreachable()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the PostgreSQL lane must run under CI: {reason}")
+        pytest.skip(f"PostgreSQL lane skipped: {reason}")
+    run = PostgresRun()
+    yield run
+    run.close()
+
+
+@pytest.fixture
+def postgres_url(postgres_run: PostgresRun) -> Iterator[DatabaseUrl]:
+    """An empty, migrated store schema on PostgreSQL."""
+    url = postgres_run.empty_store()
+    yield url
+    postgres_run.give_back(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> StoreLocation:
+    """Where a test's governed store lives: a SQLite file, then a PostgreSQL schema."""
+    if request.param == "sqlite":
+        return tmp_path / "memory.db"
+    url: DatabaseUrl = request.getfixturevalue("postgres_url")
+    return url

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
@@ -13,10 +12,7 @@ from tests.memory.conftest import Memory
 
 
 def _audit_rows(memory: Memory) -> list[tuple[str, str, str, str]]:
-    with sqlite3.connect(memory.path) as db:
-        return list(
-            db.execute("SELECT audit_id, tool, outcome, identity FROM audit ORDER BY at_ms")
-        )
+    return memory.rows("SELECT audit_id, tool, outcome, identity FROM audit ORDER BY at_ms, rowid")
 
 
 def test_every_call_gets_an_audit_entry_with_its_outcome_code(memory: Memory) -> None:
@@ -36,8 +32,7 @@ def test_audit_entries_never_hold_content(memory: Memory) -> None:
     marker = "AUDIT-CONTENT-MARKER"
     memory.call("capture", capture_args(text=marker))
     memory.call("search", {"query": marker, "purpose_ref": PURPOSE})
-    with sqlite3.connect(memory.path) as db:
-        dumped = json.dumps(list(db.execute("SELECT * FROM audit")))
+    dumped = json.dumps(memory.rows("SELECT * FROM audit"))
     assert marker not in dumped
     assert marker.lower() not in dumped
 
@@ -45,8 +40,9 @@ def test_audit_entries_never_hold_content(memory: Memory) -> None:
 @pytest.mark.parametrize("statement", ["UPDATE audit SET outcome = 'x'", "DELETE FROM audit"])
 def test_the_audit_table_is_append_only(memory: Memory, statement: str) -> None:
     memory.call("capture", capture_args())
-    with sqlite3.connect(memory.path) as db, pytest.raises(sqlite3.IntegrityError):
-        db.execute(statement)
+    with pytest.raises(memory.errors, match="audit is append-only"):
+        memory.rows(statement)
+    assert memory.rows("SELECT count(*) FROM audit") == [(1,)]
 
 
 def test_the_journal_is_a_hash_chain_and_any_edit_breaks_it(memory: Memory) -> None:

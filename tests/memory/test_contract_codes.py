@@ -36,6 +36,7 @@ from engram.memory.purge import coverage_receipt
 from engram.memory.schemas import OUTPUT_SCHEMAS
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant
+from engram.store.location import DatabaseUrl
 from engram.store.sqlite.memory_store import SqliteMemoryStore
 from engram.testing import NOW, PURPOSE, Clock, binding, capture_args, host_profile, now_ms
 from tests.memory.conftest import Memory
@@ -159,23 +160,26 @@ def _confirmed(memory: Memory, tool: str, arguments: dict[str, Any]) -> dict[str
     return envelope
 
 
-def _rows(path: Path, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
-    with closing(sqlite3.connect(path)) as db:
+def _rows(store: Memory | Path, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
+    """Rows of a test's memory, or of the SQLite file of a profile's store."""
+    if isinstance(store, Memory):
+        return store.rows(sql, parameters)
+    with closing(sqlite3.connect(store)) as db:
         return list(db.execute(sql, parameters))
 
 
-def _events(path: Path, operation: str | None = None) -> list[dict[str, Any]]:
+def _events(memory: Memory | Path, operation: str | None = None) -> list[dict[str, Any]]:
     bodies = [
         json.loads(body)
         for (body,) in _rows(
-            path, "SELECT body FROM journal WHERE scope_id = ? ORDER BY cursor", SCOPE_ID
+            memory, "SELECT body FROM journal WHERE scope_id = ? ORDER BY cursor", SCOPE_ID
         )
     ]
     return [body for body in bodies if operation is None or body["operation"] == operation]
 
 
-def _audit_outcome(path: Path, audit_id: str) -> str:
-    [(outcome,)] = _rows(path, "SELECT outcome FROM audit WHERE audit_id = ?", audit_id)
+def _audit_outcome(memory: Memory | Path, audit_id: str) -> str:
+    [(outcome,)] = _rows(memory, "SELECT outcome FROM audit WHERE audit_id = ?", audit_id)
     return str(outcome)
 
 
@@ -216,7 +220,16 @@ class _Connection:
 
 
 def _wrap(memory: Memory, monkeypatch: pytest.MonkeyPatch, hook: Hook) -> None:
+    """Pass every statement of the store through ``hook`` (on either backend)."""
     database = memory.engine.store.database  # type: ignore[attr-defined]
+    if isinstance(memory.location, DatabaseUrl):
+        real = database._execute
+
+        def execute(connection: Any, sql: str, parameters: Any = ()) -> Any:
+            return hook(sql, lambda: real(connection, sql, parameters))
+
+        monkeypatch.setattr(database, "_execute", execute)
+        return
     monkeypatch.setattr(database, "_connection", _Connection(database._connection, hook))
 
 
@@ -236,10 +249,19 @@ def _fail_once(
         failed.append(sql)
         if after_running:
             run()
-        raise sqlite3.OperationalError("disk I/O error")
+        raise _io_error(memory)
 
     _wrap(memory, monkeypatch, hook)
     return failed
+
+
+def _io_error(memory: Memory) -> Exception:
+    """What the backend's driver raises when the disk fails under it."""
+    if isinstance(memory.location, DatabaseUrl):
+        import psycopg
+
+        return psycopg.OperationalError("could not write to file: No space left on device")
+    return sqlite3.OperationalError("disk I/O error")
 
 
 def _is_commit(sql: str) -> bool:
@@ -304,12 +326,12 @@ def test_a_capture_whose_commit_failed_is_outcome_unknown_and_its_retry_captures
 
     assert failed == ["COMMIT"]
     _refused(unknown, "MUTATION_OUTCOME_UNKNOWN")
-    assert _audit_outcome(memory.path, unknown["auditId"]) == "MUTATION_OUTCOME_UNKNOWN"
+    assert _audit_outcome(memory, unknown["auditId"]) == "MUTATION_OUTCOME_UNKNOWN"
     assert retried["status"] == "committed_pending"  # the first attempt did not commit
     assert retried["cursor"] == "1"
-    [event] = _events(memory.path)
+    [event] = _events(memory)
     assert (event["operation"], event["target"]) == ("capture", retried["candidate_id"])
-    assert _rows(memory.path, "SELECT count(*) FROM candidates") == [(1,)]
+    assert _rows(memory, "SELECT count(*) FROM candidates") == [(1,)]
     assert memory.value("capture", arguments) == {**retried, "status": "duplicate_exact"}
 
 
@@ -318,20 +340,20 @@ def test_a_failed_commit_is_mutation_outcome_unknown_and_the_same_retry_settles_
     memory: Memory, monkeypatch: pytest.MonkeyPatch, tool: str
 ) -> None:
     arguments, operation = _ready(memory, tool)
-    before = len(_events(memory.path, operation))
+    before = len(_events(memory, operation))
     failed = _fail_once(memory, monkeypatch, _is_commit)
 
     unknown = memory.call(tool, arguments)
 
     assert failed == ["COMMIT"]
     _refused(unknown, "MUTATION_OUTCOME_UNKNOWN")
-    assert _audit_outcome(memory.path, unknown["auditId"]) == "MUTATION_OUTCOME_UNKNOWN"
-    assert len(_events(memory.path, operation)) == before  # rolled back: nothing happened
+    assert _audit_outcome(memory, unknown["auditId"]) == "MUTATION_OUTCOME_UNKNOWN"
+    assert len(_events(memory, operation)) == before  # rolled back: nothing happened
     settled = memory.value(tool, arguments)  # the approval was not spent either
     assert settled["replayed"] is False
-    assert len(_events(memory.path, operation)) == before + 1
+    assert len(_events(memory, operation)) == before + 1
     assert memory.value(tool, arguments) == {**settled, "replayed": True}
-    assert len(_events(memory.path, operation)) == before + 1
+    assert len(_events(memory, operation)) == before + 1
 
 
 def test_a_commit_that_took_effect_but_reported_failure_is_still_an_outcome_unknown_envelope(
@@ -348,16 +370,16 @@ def test_a_commit_that_took_effect_but_reported_failure_is_still_an_outcome_unkn
     _refused(unknown, "MUTATION_OUTCOME_UNKNOWN")
     retried = memory.value("capture", arguments)
     assert retried["status"] == "duplicate_exact"
-    [event] = _events(memory.path)
+    [event] = _events(memory)
     assert (event["operation"], event["target"]) == ("capture", retried["candidate_id"])
 
 
 # --- STORE_UNAVAILABLE ---------------------------------------------------------------------
 
 
-def _nothing_written(path: Path) -> None:
+def _nothing_written(memory: Memory) -> None:
     for table in ("candidates", "records", "journal", "idempotency", "data_keys"):
-        assert _rows(path, f"SELECT count(*) FROM {table}") == [(0,)], table
+        assert _rows(memory, f"SELECT count(*) FROM {table}") == [(0,)], table
 
 
 def test_a_write_lock_held_past_the_busy_timeout_is_store_unavailable_and_writes_nothing(
@@ -385,8 +407,8 @@ def test_a_write_lock_held_past_the_busy_timeout_is_store_unavailable_and_writes
     blocker.close()
     assert refused == ["BEGIN IMMEDIATE: database is locked"]
     _refused(envelope, "STORE_UNAVAILABLE")
-    _nothing_written(memory.path)
-    assert _audit_outcome(memory.path, envelope["auditId"]) == "STORE_UNAVAILABLE"
+    _nothing_written(memory)
+    assert _audit_outcome(memory, envelope["auditId"]) == "STORE_UNAVAILABLE"
     assert memory.value("capture", arguments)["cursor"] == "1"  # the retry is the first
 
 
@@ -405,42 +427,44 @@ def test_a_store_locked_even_for_the_audit_entry_still_answers_store_unavailable
     blocker.execute("ROLLBACK")
     blocker.close()
     _refused(envelope, "STORE_UNAVAILABLE")
-    _nothing_written(memory.path)
-    assert _rows(memory.path, "SELECT count(*) FROM audit") == [(0,)]
+    _nothing_written(memory)
+    assert _rows(memory, "SELECT count(*) FROM audit") == [(0,)]
     assert [r.getMessage() for r in caplog.records] == [
         f"audit entry {envelope['auditId']} could not be written"
     ]
     assert TEXT not in caplog.text
 
 
-@pytest.mark.parametrize(
-    "statement",
-    ["BEGIN IMMEDIATE", "INSERT INTO candidates"],
-    ids=["begin-immediate", "insert-in-the-transaction"],
-)
+#: The statement that starts a write transaction, on each backend.
+_BEGIN_WRITE = {"sqlite": "BEGIN IMMEDIATE", "postgresql": "SELECT pg_advisory_xact_lock"}
+
+
+@pytest.mark.parametrize("statement", ["begin-write", "INSERT INTO candidates"])
 def test_a_store_error_before_the_commit_is_store_unavailable_and_rolls_everything_back(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, statement: str
 ) -> None:
+    if statement == "begin-write":
+        statement = _BEGIN_WRITE[memory.backend]
     failed = _fail_once(memory, monkeypatch, lambda sql: sql.startswith(statement))
 
     envelope = memory.call("capture", capture_args(text=TEXT, key="busy.capture-000001"))
 
     assert len(failed) == 1
     _refused(envelope, "STORE_UNAVAILABLE")
-    _nothing_written(memory.path)
-    assert _audit_outcome(memory.path, envelope["auditId"]) == "STORE_UNAVAILABLE"
+    _nothing_written(memory)
+    assert _audit_outcome(memory, envelope["auditId"]) == "STORE_UNAVAILABLE"
 
 
 def test_a_store_failure_during_search_is_store_unavailable_never_an_empty_success(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory.admit(TEXT, "searchable")
-    _fail_once(memory, monkeypatch, lambda sql: " MATCH " in sql)
+    _fail_once(memory, monkeypatch, lambda sql: " MATCH " in sql or "lexical_postings" in sql)
 
     envelope = memory.call("search", {"query": "nightly builds", "purpose_ref": PURPOSE})
 
     _refused(envelope, "STORE_UNAVAILABLE")
-    assert _audit_outcome(memory.path, envelope["auditId"]) == "STORE_UNAVAILABLE"
+    assert _audit_outcome(memory, envelope["auditId"]) == "STORE_UNAVAILABLE"
 
 
 # --- BLOB_MISSING ----------------------------------------------------------------------
@@ -448,15 +472,14 @@ def test_a_store_failure_during_search_is_store_unavailable_never_an_empty_succe
 
 def test_a_record_whose_data_key_was_deleted_out_of_band_is_blob_missing(memory: Memory) -> None:
     record_id = memory.admit(TEXT, "keyless")
-    with closing(sqlite3.connect(memory.path)) as db, db:
-        db.execute("DELETE FROM data_keys WHERE owner = ?", (record_id,))
+    memory.rows("DELETE FROM data_keys WHERE owner = ?", (record_id,))
 
     got = memory.call("get", {"record_id": record_id, "purpose_ref": PURPOSE})
     searched = memory.call("search", {"query": "nightly builds", "purpose_ref": PURPOSE})
 
     _refused(got, "BLOB_MISSING")
     _refused(searched, "BLOB_MISSING")
-    assert _audit_outcome(memory.path, got["auditId"]) == "BLOB_MISSING"
+    assert _audit_outcome(memory, got["auditId"]) == "BLOB_MISSING"
     assert _state_in(memory.engine.store, record_id) == "accepted_current"
 
 
@@ -475,20 +498,20 @@ def _held(memory: Memory) -> str:
 
 def test_admitting_or_withdrawing_a_held_candidate_is_illegal_transition(memory: Memory) -> None:
     held = _held(memory)
-    before = _events(memory.path)
+    before = _events(memory)
 
     admitted = _admission(memory, held, "again.admission-0002")
     withdrawn = memory.call("withdraw", _withdraw_args(held))
 
     _refused(admitted, "ILLEGAL_TRANSITION")
     _refused(withdrawn, "ILLEGAL_TRANSITION")
-    assert _audit_outcome(memory.path, admitted["auditId"]) == "ILLEGAL_TRANSITION"
-    assert _audit_outcome(memory.path, withdrawn["auditId"]) == "ILLEGAL_TRANSITION"
+    assert _audit_outcome(memory, admitted["auditId"]) == "ILLEGAL_TRANSITION"
+    assert _audit_outcome(memory, withdrawn["auditId"]) == "ILLEGAL_TRANSITION"
     assert _host(memory).pending().confirmations == []  # refused before the gate
     assert _host(memory).pending().adjudications == [held]
     assert _candidate_state(memory, held) == "pending_adjudication"
     assert _has_key(memory, held)  # kept until the host decides
-    assert _events(memory.path) == before
+    assert _events(memory) == before
     replay = _admission(memory, held, "again.admission-0001")["output"]["value"]
     assert (replay["outcome"]["status"], replay["replayed"]) == ("pending_adjudication", True)
 
@@ -503,7 +526,7 @@ def test_an_admission_rejection_destroys_the_candidates_key_at_once(memory: Memo
     assert outcome["status"] == "rejected"
     assert not _has_key(memory, candidate)
     [(state, sealed)] = _rows(
-        memory.path, "SELECT state, sealed FROM candidates WHERE candidate_id = ?", candidate
+        memory, "SELECT state, sealed FROM candidates WHERE candidate_id = ?", candidate
     )
     assert (state, sealed) == ("rejected", None)
 
@@ -573,8 +596,8 @@ def _old_reader(path: Path) -> Iterator[None]:
         reader.close()
 
 
-def _purge_done(path: Path, owner: str) -> int | None:
-    [(done,)] = _rows(path, "SELECT done_ms FROM purges WHERE owner = ?", owner)
+def _purge_done(store: Memory | Path, owner: str) -> int | None:
+    [(done,)] = _rows(store, "SELECT done_ms FROM purges WHERE owner = ?", owner)
     return None if done is None else int(done)
 
 
@@ -600,14 +623,14 @@ def test_cleanup_under_an_old_reader_is_pending_until_the_sweep_finishes_it(
         assert "coverage_receipt_digest" not in value
         Draft202012Validator(OUTPUT_SCHEMAS[tool]).validate(envelope)
         assert not _has_key(quick, owner)  # destroyed in the transaction; the WAL is not
-        assert _purge_done(quick.path, owner) is None
+        assert _purge_done(quick, owner) is None
         assert _host(quick).sweep() == {"expired": 0, "purged": 0, "purges_pending": 1}
     clock.now = NOW + 5_000
 
     swept = _host(quick).sweep()
 
     assert swept == {"expired": 0, "purged": 1, "purges_pending": 0}
-    assert _purge_done(quick.path, owner) == NOW + 5_000
+    assert _purge_done(quick, owner) == NOW + 5_000
     assert _host(quick).sweep() == {"expired": 0, "purged": 0, "purges_pending": 0}
     replay = quick.value(tool, arguments)
     if tool == "forget":  # verified when the sweep finished the cleanup
@@ -801,8 +824,9 @@ def test_the_profiles_durability_option_reaches_the_store(tmp_path: Path) -> Non
 
 
 def test_audit_entries_of_reads_and_refusals_commit_with_normal_and_mutations_with_full(
-    memory: Memory, monkeypatch: pytest.MonkeyPatch
+    sqlite_memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    memory = sqlite_memory
     real = memory.engine.store.database._connection  # type: ignore[attr-defined]
     levels: list[int] = []
 
@@ -936,7 +960,7 @@ def test_an_opaque_reference_in_nfd_is_invalid_schema(memory: Memory, site: str)
     refused = call(_nfd("ref:café"))
 
     _refused(refused, "INVALID_SCHEMA")
-    assert _events(memory.path) == []
+    assert _events(memory) == []
     accepted = call("ref:café")
     if site == "reason_ref":
         _refused(accepted, "NOT_FOUND")  # past the schema: the unknown record

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -175,11 +174,10 @@ def test_a_forged_approval_row_for_another_capability_is_refused(memory: Memory)
     candidate = _candidate(memory)
     memory.call("withdraw", _withdraw_args(candidate))
     [request] = _host(memory).pending().confirmations
-    with sqlite3.connect(memory.path) as db:  # forge: approved, but for another tool
-        db.execute(
-            "UPDATE confirmations SET tool = 'forget', approved_ms = ? WHERE request_id = ?",
-            (memory.clock.now, request.request_id),
-        )
+    memory.rows(  # forge: approved, but for another tool
+        "UPDATE confirmations SET tool = 'forget', approved_ms = ? WHERE request_id = ?",
+        (memory.clock.now, request.request_id),
+    )
     assert memory.code("withdraw", _withdraw_args(candidate)) == "gate_failed"
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engram.crypto.keyfiles import create_keyring, load_keyring
+from engram.crypto.keyfiles import create_keyring
 from engram.errors import BackupInvalid, JournalCorrupt, RestoreRefused
 from engram.memory.backup import MAGIC, backup, read_backup, restore
 from engram.memory.binding import Binding
@@ -101,11 +100,8 @@ def _without_audit(envelope: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sibling(memory: Memory, name: str) -> Memory:
-    """A fresh, empty store next to ``memory`` that uses the SAME key directory."""
-    path = memory.path.with_name(name)
-    keys = load_keyring(memory.engine.vault.keys.directory)
-    engine = MemoryEngine(SqliteMemoryStore(path), keys, clock=memory.clock)
-    return Memory(engine, memory.clock, path)
+    """A fresh, empty store beside ``memory`` that uses the SAME key directory."""
+    return memory.sibling(name)
 
 
 def _key_files(memory: Memory) -> list[str]:
@@ -113,12 +109,9 @@ def _key_files(memory: Memory) -> list[str]:
 
 
 def _journal_rows(memory: Memory) -> list[tuple[int, str]]:
-    with sqlite3.connect(memory.path) as db:
-        return list(
-            db.execute(
-                "SELECT cursor, body FROM journal WHERE scope_id = ? ORDER BY cursor", (SCOPE_ID,)
-            )
-        )
+    return memory.rows(
+        "SELECT cursor, body FROM journal WHERE scope_id = ? ORDER BY cursor", (SCOPE_ID,)
+    )
 
 
 # --- backup and restore ----------------------------------------------------------------
@@ -605,12 +598,10 @@ def test_verify_names_the_cursor_whose_body_was_tampered_with(memory: Memory) ->
     cursor, body = _journal_rows(memory)[2]
     changed = json.loads(body)
     changed["at"] += 1
-    with sqlite3.connect(memory.path) as db:
-        db.execute(
-            "UPDATE journal SET body = ? WHERE scope_id = ? AND cursor = ?",
-            (json.dumps(changed, sort_keys=True), SCOPE_ID, cursor),
-        )
-    db.close()
+    memory.rows(
+        "UPDATE journal SET body = ? WHERE scope_id = ? AND cursor = ?",
+        (json.dumps(changed, sort_keys=True), SCOPE_ID, cursor),
+    )
 
     with pytest.raises(JournalCorrupt) as caught:
         _maintenance(memory).verify()
@@ -622,9 +613,7 @@ def test_verify_names_the_cursor_whose_body_was_tampered_with(memory: Memory) ->
 
 
 def _delete_event(memory: Memory, cursor: int) -> None:
-    with sqlite3.connect(memory.path) as db:
-        db.execute("DELETE FROM journal WHERE scope_id = ? AND cursor = ?", (SCOPE_ID, cursor))
-    db.close()
+    memory.rows("DELETE FROM journal WHERE scope_id = ? AND cursor = ?", (SCOPE_ID, cursor))
 
 
 def test_verify_reports_the_first_missing_cursor_when_an_event_is_deleted(memory: Memory) -> None:
@@ -731,10 +720,7 @@ def test_a_make_ineligible_record_expired_by_the_host_also_leaves_the_index(
 def test_a_replay_after_a_restore_is_still_a_replay_when_its_result_survived(
     memory: Memory, tmp_path: Path
 ) -> None:
-    from engram.crypto.keyfiles import load_keyring
     from engram.memory.backup import backup, restore
-    from engram.memory.engine import MemoryEngine
-    from engram.store.sqlite.memory_store import SqliteMemoryStore
     from engram.testing import capture_args
 
     first = memory.value("capture", capture_args(key="restored-replay-key-01"))
@@ -743,8 +729,7 @@ def test_a_replay_after_a_restore_is_still_a_replay_when_its_result_survived(
     pending = memory.value("capture", capture_args(text="Draft.", key="pending-draft-key-01"))
     path = tmp_path / "backup.engram"
     backup(memory.engine, path)
-    keys = load_keyring(memory.path.with_name("memory.db.keys"))
-    other = MemoryEngine(SqliteMemoryStore(tmp_path / "restored.db"), keys, clock=memory.clock)
+    other = memory.sibling("restored.db").engine
     restore(other, path)
     again = other.call("capture", capture_args(key="restored-replay-key-01"), binding())
     assert again["output"]["value"] == {**first, "status": "duplicate_exact"}

@@ -76,7 +76,8 @@ def _plan(memory: Memory, statement: str) -> str:
     return " | ".join(str(row[3]) for row in rows)
 
 
-def test_no_statement_scans_a_growing_table(memory: Memory) -> None:
+def test_no_statement_scans_a_growing_table(sqlite_memory: Memory) -> None:
+    memory = sqlite_memory
     statements = _statements(memory)
     assert len(statements) >= 20
     scans = {
@@ -87,7 +88,8 @@ def test_no_statement_scans_a_growing_table(memory: Memory) -> None:
     assert scans == {}
 
 
-def test_the_duplicate_lookup_of_admission_uses_payload_and_state(memory: Memory) -> None:
+def test_the_duplicate_lookup_of_admission_uses_payload_and_state(sqlite_memory: Memory) -> None:
+    memory = sqlite_memory
     [lookup, *_] = [
         s for s in _statements(memory) if "FROM records WHERE scope_id" in s and "payload" in s
     ]

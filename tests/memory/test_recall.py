@@ -282,11 +282,19 @@ def _admit_many(memory: Memory, texts: list[str]) -> list[str]:
 
 
 def test_in_a_large_store_common_words_count_only_when_nothing_rarer_matches(
-    memory: Memory,
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 2,101 records: "the" in all, "build" in one in seven, "green" and "blue" in one in ten.
+    # On PostgreSQL a tenth of it over a tenth of the threshold: the same stages, and
+    # 2,000 admissions there cost 40 s of the suite (its figures are in the benchmark).
+    size = 2_100
+    if memory.backend == "postgresql":
+        from engram.search import lexical
+
+        size = 210
+        monkeypatch.setattr(lexical, "PRUNE_MIN_DOCUMENTS", lexical.PRUNE_MIN_DOCUMENTS // 10)
     texts = []
-    for number in range(2_100):
+    for number in range(size):
         extra = (" build" if number % 7 == 0 else "") + (" green" if number % 10 == 0 else "")
         texts.append(f"the filler{number} text{extra}" + (" blue" if number % 10 == 5 else ""))
     records = _admit_many(memory, [*texts, "the tarball is signed"])
@@ -296,12 +304,12 @@ def test_in_a_large_store_common_words_count_only_when_nothing_rarer_matches(
         return sorted(page["record"]["record_id"] for page in value["records"])
 
     assert found("build the tarball") == [records[-1]]
-    assert found("green build") == sorted(records[n] for n in range(0, 2_100, 70))
-    assert found("zebra build green") == sorted(records[n] for n in range(0, 2_100, 70))
-    # The first common word of the query answers: 50 of the 210 records holding "green".
+    assert found("green build") == sorted(records[n] for n in range(0, size, 70))
+    assert found("zebra build green") == sorted(records[n] for n in range(0, size, 70))
+    # The first common word of the query answers: up to 50 of the records holding "green".
     green = found("zebra green blue")
-    assert len(green) == 50
-    assert set(green) <= {records[n] for n in range(0, 2_100, 10)}
+    assert len(green) == min(50, size // 10)
+    assert set(green) <= {records[n] for n in range(0, size, 10)}
 
 
 def test_a_stage_whose_matches_are_all_undisclosable_matches_nothing(

@@ -17,6 +17,14 @@ TEXT = "Payments are retried with exponential backoff, see RetryPolicy."
 def _downgrade_to_the_plain_tokenizer(memory: Memory, texts: dict[str, str]) -> None:
     """Put the scope's index back as version 1 wrote it: the raw text, unicode61."""
     scope_id = WHO.scope.scope_id
+    if memory.backend == "postgresql":  # the same rows, under version 1's tag
+        with memory.engine.store.write() as tx:
+            for table in ("postings", "documents", "terms", "sizes"):
+                tx.db.execute(f"DELETE FROM lexical_{table} WHERE scope_id = ?", (scope_id,))  # type: ignore[attr-defined]
+            tx.tag = ""  # type: ignore[attr-defined]
+            for record_id, text in texts.items():
+                tx.index(scope_id, record_id, text.lower())
+        return
     with memory.engine.store.write() as tx:
         db: sqlite3.Connection = tx.db  # type: ignore[attr-defined]
         db.execute(f"DROP TABLE fts{analyzer_tag()}_{scope_id}")

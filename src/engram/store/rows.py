@@ -183,7 +183,7 @@ class RowReads:
             row[0]
             for row in self.db.execute(
                 "SELECT candidate_id FROM candidates WHERE scope_id = ? AND state = ?"
-                " ORDER BY captured_ms, candidate_id",
+                " ORDER BY captured_ms, capture_cursor, candidate_id",
                 (scope_id, state),
             )
         ]
@@ -317,7 +317,7 @@ class RowReads:
             }
             for a, s, t, tool, o, i, d in self.db.execute(
                 "SELECT audit_id, scope_id, at_ms, tool, outcome, identity, digests FROM audit"
-                " ORDER BY at_ms, audit_id"
+                " ORDER BY at_ms, rowid"
             )
         ]
         revocations = [

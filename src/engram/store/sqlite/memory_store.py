@@ -220,6 +220,8 @@ def _fts(scope_id: str) -> str:
 class _Reader(RowReads):
     """Reads over one connection inside a transaction or snapshot."""
 
+    db: sqlite3.Connection
+
     SCOPE_FILTER = "+scope_id"  # look records up by their unique id or rowid
 
     def __init__(self, db: sqlite3.Connection, counts: DocumentCounts | None = None) -> None:

@@ -1,0 +1,1 @@
+"""The governed store on PostgreSQL (psycopg 3; the ``postgres`` extra)."""
