@@ -10,6 +10,10 @@ from click.testing import CliRunner
 
 from engram.cli.main import cli
 from engram.host.profile import load_profile
+from engram.host.runtime import open_memory
+from engram.store.location import DatabaseUrl
+from engram.testing import current_capture_args
+from engram.testing.postgres import PostgresRun
 
 ARGS = [
     "--tenant",
@@ -87,17 +91,115 @@ def test_init_refuses_an_existing_profile_and_unknown_grants(tmp_path: Path) -> 
     assert "unknown tool to grant: admin" in bogus.output
 
 
-def test_a_database_url_is_never_taken_for_a_file_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_database_url_is_a_postgresql_store_never_a_file_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_url: DatabaseUrl
 ) -> None:
-    """`--store postgresql://…` made a SQLite file under a folder named `postgresql:`."""
+    """`--store postgresql://…` once made a SQLite file under a folder named `postgresql:`."""
     monkeypatch.chdir(tmp_path)
-    url = "postgresql://postgres@127.0.0.1:5432/test"
+    result = CliRunner().invoke(
+        cli, ["host", "init", "h", *ARGS, "--grant", "all", "--store", postgres_url.url]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["h"]
+    assert sorted(path.name for path in (tmp_path / "h").iterdir()) == ["host.toml", "memory.keys"]
+    loaded = load_profile(tmp_path / "h" / "host.toml")
+    assert loaded.store == postgres_url
+    assert loaded.keys == tmp_path / "h" / "memory.keys"
+    memory = open_memory(loaded, semantic=False)
+    captured = memory.call(
+        "capture",
+        current_capture_args(
+            "Kept in PostgreSQL.", key="agent-a.pg-capture-01", purpose_ref="purpose:release"
+        ),
+    )
+    memory.close()
+    assert captured["ok"] is True, captured
+    [(count,)] = _pg_rows(postgres_url, "SELECT count(*) FROM candidates")
+    assert count == 1
+
+
+def test_a_second_host_joins_a_database_only_with_its_keys(
+    tmp_path: Path, postgres_url: DatabaseUrl
+) -> None:
+    runner = CliRunner()
+    first = runner.invoke(
+        cli,
+        ["host", "init", str(tmp_path / "a"), *ARGS, "--grant", "all", "--store", postgres_url.url],
+    )
+    assert first.exit_code == 0, first.output
+    memory = open_memory(tmp_path / "a" / "host.toml", semantic=False)
+    memory.call(
+        "capture",
+        current_capture_args("Shared fact.", key="agent-a.pg-capture-01", purpose_ref="purpose:release"),
+    )
+    memory.close()
+
+    stranger = runner.invoke(
+        cli, ["host", "init", str(tmp_path / "b"), *ARGS, "--store", postgres_url.url]
+    )
+    joined = runner.invoke(
+        cli,
+        [
+            "host",
+            "init",
+            str(tmp_path / "c"),
+            *ARGS,
+            "--store",
+            postgres_url.url,
+            "--keys",
+            str(tmp_path / "a" / "memory.keys"),
+        ],
+    )
+
+    assert stranger.exit_code == 2
+    assert stranger.stderr == (
+        f"engram: the database {postgres_url.where()} already holds a governed store: join it"
+        " with --keys DIR, the key directory of a host that uses it (its keys open its records)\n"
+    )
+    assert not (tmp_path / "b" / "host.toml").exists()
+    assert joined.exit_code == 0, joined.output
+    assert load_profile(tmp_path / "c" / "host.toml").keys == tmp_path / "a" / "memory.keys"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "postgresql://postgres:s3cret@127.0.0.1:1/test",
+            "cannot reach PostgreSQL at 127.0.0.1:1/test: start the server, or fix the host and"
+            " port in the store URL",
+        ),
+        (
+            "postgresql://no_such_role@127.0.0.1:5432/test",
+            "PostgreSQL at 127.0.0.1:5432/test refused the login: check the user in the store URL"
+            " and its password (PGPASSWORD or ~/.pgpass)",
+        ),
+        (
+            "postgresql://postgres@127.0.0.1:5432/no_such_database",
+            "database 127.0.0.1:5432/no_such_database does not exist: create it (createdb) or fix"
+            " the store URL",
+        ),
+        (
+            "mysql://root@127.0.0.1/test",
+            "--store takes a file path or a postgresql:// URL: give a path such as"
+            " /srv/engram/memory.db, or postgresql://USER@HOST:5432/DATABASE",
+        ),
+    ],
+)
+def test_a_database_that_cannot_be_used_is_a_message_naming_what_to_fix(
+    tmp_path: Path, postgres_run: PostgresRun, url: str, message: str
+) -> None:
     result = CliRunner().invoke(cli, ["host", "init", str(tmp_path / "h"), *ARGS, "--store", url])
 
-    assert result.exit_code == 2
-    assert result.stderr == (
-        "engram: --store takes a file path; postgresql: URLs are not supported yet (governed"
-        " memory runs on SQLite): give a path such as /srv/engram/memory.db\n"
-    )
-    assert sorted(path.name for path in tmp_path.iterdir()) == []
+    assert result.exit_code in (1, 2)
+    assert result.stderr == f"engram: {message}\n"
+    assert "s3cret" not in result.output
+    assert not (tmp_path / "h" / "host.toml").exists()
+
+
+def _pg_rows(url: DatabaseUrl, sql: str) -> list[tuple[object, ...]]:
+    import psycopg
+
+    with psycopg.connect(url.url) as connection:
+        return connection.execute(sql).fetchall()

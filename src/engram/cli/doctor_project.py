@@ -19,6 +19,7 @@ from engram.errors import EngramError
 
 if TYPE_CHECKING:
     from engram.project.workspace import ProjectMemory
+    from engram.store.location import StoreLocation
 
 __all__ = ["governed_checks", "project_checks"]
 
@@ -178,10 +179,13 @@ _CONFIRMATION = {
 }
 
 
-def _private_files(profile: str, store: Path, keys: Path) -> Iterator[CheckResult]:
-    """Warn about governed memory's files that others than their owner may read."""
-    paths = [Path(profile), store, *(store.with_name(store.name + s) for s in ("-wal", "-shm"))]
-    paths += [store.parent, keys, *(sorted(keys.iterdir()) if keys.is_dir() else [])]
+def _private_files(profile: str, store: StoreLocation, keys: Path) -> Iterator[CheckResult]:
+    """Warn about governed memory's files that others than their owner may read (a
+    database's own files are its server's)."""
+    paths = [Path(profile), keys, *(sorted(keys.iterdir()) if keys.is_dir() else [])]
+    if isinstance(store, Path):
+        paths += [store, *(store.with_name(store.name + s) for s in ("-wal", "-shm"))]
+        paths.append(store.parent)
     loose = []
     for path in paths:
         try:

@@ -50,8 +50,14 @@ def host() -> None:
 )
 @click.option(
     "--store",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Join (or create) this store file instead of DIRECTORY/memory.db.",
+    help="Join (or create) this store instead of DIRECTORY/memory.db: a file, or a"
+    " postgresql://USER@HOST:PORT/DATABASE URL.",
+)
+@click.option(
+    "--keys",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The store's key directory (default: beside a store file, DIRECTORY/memory.keys for"
+    " a database); to join a database another host created, give that host's.",
 )
 @click.option("--retention-max-days", type=int, default=30, show_default=True)
 @click.option("--allow-retain", is_flag=True, help="Allow derivative_rule 'retain'.")
@@ -72,7 +78,8 @@ def init(
     principal: str,
     purpose: str,
     grants: tuple[str, ...],
-    store: Path | None,
+    store: str | None,
+    keys: Path | None,
     retention_max_days: int,
     allow_retain: bool,
     agent_id: str,
@@ -90,6 +97,7 @@ def init(
         purpose=purpose,
         grants=list(grants) if grants else None,
         store=store,
+        keys=keys,
         retention_max_days=retention_max_days,
         allow_retain=allow_retain,
         agent_id=agent_id,

@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 
 from engram.errors import TrustedContextUnavailable
 from engram.memory.binding import MEMORY_TOOLS
+from engram.store.location import DatabaseUrl, StoreLocation, is_database_url
 from engram.memory.settings import (
     CONFIRM_VIA,
     DEFAULT_RETENTION_MAX_DAYS,
@@ -47,7 +48,8 @@ class HostProfile:
     purpose: str
     grants: frozenset[str]
     policy: HostPolicy
-    store: Path
+    #: A SQLite file (``[store] path``) or a PostgreSQL database (``[store] url``).
+    store: StoreLocation
     keys: Path
     durability: Literal["full", "normal"] = "full"
     verifier_root: Path | None = None
@@ -171,12 +173,24 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
             max_record_bytes=_record_ceiling(admission),
             confirm_via=_confirm_via(data.get("confirmation", {})),
         ),
-        store=(base / _text(store, "path")).resolve(),
+        store=_store_location(store, base),
         keys=(base / _text(store, "keys")).resolve(),
         durability=durability,
         verifier_root=(base / verifier).resolve() if verifier is not None else None,
         semantic=_flag(search, "semantic", default=True),
     )
+
+
+def _store_location(store: dict[str, Any], base: Path) -> StoreLocation:
+    """``[store] url`` (a ``postgresql://`` URL) or ``[store] path`` (a file), not both."""
+    if "url" in store:
+        if "path" in store:
+            raise TrustedContextUnavailable("host profile names both store.path and store.url")
+        url = _text(store, "url")
+        if not is_database_url(url):
+            raise TrustedContextUnavailable("host profile store.url is not a postgresql:// URL")
+        return DatabaseUrl(url)
+    return (base / _text(store, "path")).resolve()
 
 
 def render_profile(
@@ -246,7 +260,8 @@ def render_profile(
         ),
     )
     document.add("confirmation", confirmation)
-    document.add("store", {"path": store, "keys": keys, "durability": "full"})
+    where = "url" if is_database_url(store) else "path"
+    document.add("store", {where: store, "keys": keys, "durability": "full"})
     search = tomlkit.table()
     search.add(
         "semantic",

@@ -21,6 +21,7 @@ from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
 from engram.memory.gate import Confirmer
 from engram.memory.settings import HostPolicy
+from engram.store.location import StoreLocation
 
 __all__ = ["HostMemory", "new_session_id", "open_engine", "open_memory"]
 
@@ -30,20 +31,21 @@ def new_session_id() -> str:
 
 
 def open_engine(
-    store: Path,
+    store: StoreLocation,
     keys: Path,
     policy: HostPolicy | None = None,
     admission_policy: AdmissionPolicy | None = None,
     durability: str = "full",
     semantic: bool = True,
 ) -> MemoryEngine:
-    """An engine over a SQLite store and its key directory; with the semantic channel
-    when ``semantic`` and the ``semantic`` extra is installed."""
+    """An engine over a store (a SQLite file or a PostgreSQL database) and its key
+    directory; with the semantic channel when ``semantic`` and the ``semantic`` extra is
+    installed."""
     from engram.search.embedding import load_embedder
-    from engram.store.sqlite.memory_store import SqliteMemoryStore
+    from engram.store.location import open_memory_store
 
     return MemoryEngine(
-        SqliteMemoryStore(store, "normal" if durability == "normal" else "full"),
+        open_memory_store(store, durability),
         load_keyring(keys),
         policy,
         admission_policy,

@@ -12,6 +12,7 @@ from engram.errors import UsageError
 from engram.host.profile import PROFILE_NAME, load_profile, render_profile
 from engram.memory.binding import MEMORY_TOOLS
 from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS, ConfirmVia
+from engram.store.location import DatabaseUrl, StoreLocation, is_database_url
 
 __all__ = ["DEFAULT_GRANTS", "init_host", "keys_for_store"]
 
@@ -36,7 +37,8 @@ def init_host(
     principal: str,
     purpose: str,
     grants: list[str] | None = None,
-    store: Path | None = None,
+    store: Path | str | None = None,
+    keys: Path | None = None,
     retention_max_days: int = DEFAULT_RETENTION_MAX_DAYS,
     allow_retain: bool = False,
     agent_id: str = "",
@@ -44,8 +46,13 @@ def init_host(
     semantic: bool = True,
     confirm_via: ConfirmVia = "host",
 ) -> Path:
-    """Create ``directory/host.toml``, the store and its keys; return the profile path."""
-    from engram.store.sqlite.memory_store import SqliteMemoryStore
+    """Create ``directory/host.toml``, the store and its keys; return the profile path.
+
+    ``store`` is a file (default ``directory/memory.db``, its keys beside it) or a
+    ``postgresql://`` URL (its keys in ``directory/memory.keys``, or ``keys``: the key
+    directory of the first host of that database, which every host joining it shares).
+    """
+    from engram.store.location import open_memory_store
 
     for name, value in (
         ("tenant", tenant),
@@ -63,29 +70,46 @@ def init_host(
         raise UsageError(f"unknown tool to grant: {', '.join(unknown)}")
     if retention_max_days < 1:
         raise UsageError("--retention-max-days must be a positive number of days")
-    scheme = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*):/", str(store or ""))
-    if scheme:  # `postgresql://…` became a SQLite file under a folder named `postgresql:`
+    url = DatabaseUrl(str(store)) if store is not None and is_database_url(str(store)) else None
+    if url is None and re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*):/", str(store or "")):
         raise UsageError(
-            f"--store takes a file path; {scheme.group(1)}: URLs are not supported yet"
-            " (governed memory runs on SQLite): give a path such as /srv/engram/memory.db"
+            "--store takes a file path or a postgresql:// URL: give a path such as"
+            " /srv/engram/memory.db, or postgresql://USER@HOST:5432/DATABASE"
         )
     directory = directory.expanduser().resolve()
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new one is private
     profile = directory / PROFILE_NAME
     if profile.exists():
         raise UsageError(f"{profile} already exists")
-    store_path = store.expanduser().resolve() if store else directory / "memory.db"
-    store_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    create_keyring(keys_for_store(store_path))
-    SqliteMemoryStore(store_path).close()
+    location: StoreLocation
+    if url is not None:
+        location = url
+        key_dir = keys.expanduser().resolve() if keys else directory / "memory.keys"
+    else:
+        location = Path(store).expanduser().resolve() if store else directory / "memory.db"
+        location.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        key_dir = keys.expanduser().resolve() if keys else keys_for_store(location)
+    joining = key_dir.is_dir() and any(key_dir.iterdir())
+    opened = open_memory_store(location)  # STORE_UNAVAILABLE names what to fix
+    try:
+        with opened.read() as reader:
+            empty = reader.is_empty()
+    finally:
+        opened.close()
+    if url is not None and not empty and not joining:
+        raise UsageError(
+            f"the database {url.where()} already holds a governed store: join it with"
+            " --keys DIR, the key directory of a host that uses it (its keys open its records)"
+        )
+    create_keyring(key_dir)
     text = render_profile(
         tenant=tenant,
         workspace=workspace,
         principal=principal,
         purpose=purpose,
         grants=[tool for tool in MEMORY_TOOLS if tool in chosen],
-        store=_relative(store_path, directory),
-        keys=_relative(keys_for_store(store_path), directory),
+        store=location.url if isinstance(location, DatabaseUrl) else _relative(location, directory),
+        keys=_relative(key_dir, directory),
         retention_max_days=retention_max_days,
         allow_retain=allow_retain,
         agent_id=agent_id,

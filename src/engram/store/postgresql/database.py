@@ -93,19 +93,19 @@ def _failure(url: DatabaseUrl, error: Exception) -> StoreUnavailable:
     text = str(error).lower()
     where = url.where()
     if "does not exist" in text and "database" in text:
-        hint = f"database {where} does not exist: create it (createdb) or fix [store] url"
+        hint = f"database {where} does not exist: create it (createdb) or fix the store URL"
     elif "password" in text or "authentication" in text or "role" in text:
         hint = (
-            f"PostgreSQL at {where} refused the login: check the user in [store] url and its"
+            f"PostgreSQL at {where} refused the login: check the user in the store URL and its"
             " password (PGPASSWORD or ~/.pgpass)"
         )
     elif "timeout" in text or "refused" in text or "could not" in text or "no route" in text:
         hint = (
             f"cannot reach PostgreSQL at {where}: start the server, or fix the host and port"
-            " in [store] url"
+            " in the store URL"
         )
     else:
-        hint = f"cannot open the store at {where}: check [store] url and the server's log"
+        hint = f"cannot open the store at {where}: check the store URL and the server's log"
     return StoreUnavailable(hint)
 
 
