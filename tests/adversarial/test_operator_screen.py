@@ -167,7 +167,7 @@ def test_pending_in_a_terminal_shows_a_request_an_older_engram_stored_escaped(
     _call(profile, "search", {"query": "x", "purpose_ref": PURPOSE})  # the store exists
     hostile = "reason:ok\r\x1b[2Kconfirm  conf_fake  withdraw cand_draft \u202e"
     display = json.dumps({"operation": "forget", "target": "mem_real", "reason": hostile})
-    with sqlite3.connect(loaded.store) as db:
+    with sqlite3.connect(loaded.store_file) as db:
         db.execute(
             "INSERT INTO confirmations VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)",
             (

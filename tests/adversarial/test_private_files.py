@@ -50,7 +50,7 @@ def test_every_file_of_a_new_store_is_private_under_a_loose_umask(tmp_path: Path
     try:
         captured = memory.call("capture", capture_args("A private fact.", key="private-key-0001"))
         assert captured["ok"], captured
-        store = loaded.store
+        store = loaded.store_file
         wal, shm = (store.with_name(store.name + suffix) for suffix in ("-wal", "-shm"))
         assert wal.exists()
         assert shm.exists()
@@ -71,7 +71,7 @@ def test_doctor_warns_about_a_store_others_can_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     profile = host_init(tmp_path / "host")
-    store = load_profile(profile).store
+    store = load_profile(profile).store_file
     os.chmod(store, 0o644)
     monkeypatch.setenv("ENGRAM_HOST_PROFILE", str(profile))
     monkeypatch.chdir(tmp_path)

@@ -85,7 +85,7 @@ def test_keys_an_older_engram_stored_in_clear_still_replay_and_are_hashed_on_ope
     memory.close()
     loaded = load_profile(profile)
     hashed = stored_key(memory.engine.vault, key)
-    with sqlite3.connect(loaded.store) as db:  # as an older engram kept it
+    with sqlite3.connect(loaded.store_file) as db:  # as an older engram kept it
         db.execute("UPDATE idempotency SET key = ?, hashed = 0 WHERE key = ?", (key, hashed))
 
     replayed = open_memory(profile, sweep=False, semantic=False)
@@ -97,7 +97,7 @@ def test_keys_an_older_engram_stored_in_clear_still_replay_and_are_hashed_on_ope
     opened = open_memory(profile)  # a server's open: sweeps and hashes old keys
     opened.close()
 
-    with sqlite3.connect(loaded.store) as db:
+    with sqlite3.connect(loaded.store_file) as db:
         rows = db.execute("SELECT key, hashed FROM idempotency").fetchall()
     assert rows == [(hashed, 1)]
     assert binding_of(loaded).principal == "agent-a"

@@ -297,7 +297,7 @@ def _admitted_in_the_past(profile: Path, past_ms: int) -> str:
     """A record admitted at ``past_ms`` that expired an hour later (before now)."""
     loaded = load_profile(profile)
     engine = MemoryEngine(
-        SqliteMemoryStore(loaded.store),
+        SqliteMemoryStore(loaded.store_file),
         load_keyring(loaded.keys),
         loaded.policy,
         clock=lambda: past_ms,
@@ -326,7 +326,7 @@ def test_sweep_expires_a_record_past_its_instant_and_reports_it(profile: Path) -
     result = _host("sweep", "--host-profile", profile)
 
     assert result.exit_code == 0
-    with SqliteMemoryStore(load_profile(profile).store).read() as reader:
+    with SqliteMemoryStore(load_profile(profile).store_file).read() as reader:
         record = reader.record(_scope_id(profile), record_id)
         assert record is not None
         assert record.state == "expired"
@@ -338,7 +338,7 @@ def test_revoke_makes_every_later_call_of_the_principal_authorization_revoked(
     profile: Path, tmp_path: Path
 ) -> None:
     record_id = _admit(profile)
-    store = load_profile(profile).store
+    store = load_profile(profile).store_file
     second = [*ARGS[:4], "--principal", "agent-b", "--purpose", PURPOSE, "--grant", "all"]
     other = _host("init", tmp_path / "b", *second, "--store", store)
     assert other.exit_code == 0, other.output
@@ -368,7 +368,7 @@ def test_verify_reports_the_event_count_then_the_first_bad_cursor(profile: Path)
     assert ok.exit_code == 0
     assert ok.stdout == "journal ok: 4 events\n"
 
-    store = load_profile(profile).store
+    store = load_profile(profile).store_file
     with sqlite3.connect(store) as db:
         (body,) = db.execute(
             "SELECT body FROM journal WHERE scope_id = ? AND cursor = 3", (_scope_id(profile),)
@@ -392,7 +392,7 @@ def test_verify_reports_the_event_count_then_the_first_bad_cursor(profile: Path)
 
 def _restore_target(profile: Path, tmp_path: Path) -> Path:
     """A fresh profile on a new, empty store next to the first, with the same keys."""
-    first_store = load_profile(profile).store
+    first_store = load_profile(profile).store_file
     new_store = first_store.with_name("restored.db")
     shutil.copytree(keys_for_store(first_store), keys_for_store(new_store))
     return _init(tmp_path / "r", "--store", new_store)

@@ -131,7 +131,9 @@ def test_a_second_host_joins_a_database_only_with_its_keys(
     memory = open_memory(tmp_path / "a" / "host.toml", semantic=False)
     memory.call(
         "capture",
-        current_capture_args("Shared fact.", key="agent-a.pg-capture-01", purpose_ref="purpose:release"),
+        current_capture_args(
+            "Shared fact.", key="agent-a.pg-capture-01", purpose_ref="purpose:release"
+        ),
     )
     memory.close()
 

@@ -276,7 +276,7 @@ def test_a_token_for_another_profile_of_the_store_gets_that_bindings_tools(
             principal="bob",
             purpose=served.purpose,
             grants=["search"],
-            store=served.store,
+            store=served.store_file,
         )
     )
     token = issue_token(bob, int(time.time()))
@@ -309,7 +309,7 @@ def test_a_legacy_session_belongs_to_the_binding_that_opened_it(
             workspace=served.workspace,
             principal="carol",
             purpose=served.purpose,
-            store=served.store,
+            store=served.store_file,
         )
     )
     session = _initialize(server)

@@ -19,8 +19,8 @@ import pytest
 
 from engram.host.profile import load_profile
 from engram.host.runtime import open_memory
-from engram.memory.maintenance import Maintenance
 from engram.host.tokens import issue_token
+from engram.memory.maintenance import Maintenance
 from engram.testing import MODERN_META, host_profile
 from engram.testing.governed import PURPOSE, current_capture_args
 from engram.testing.http import HttpServer
@@ -135,7 +135,8 @@ def test_a_forget_approved_by_the_host_is_done_anywhere_and_its_tombstone_holds_
         "reason_ref": "reason:obsolete",
     }
     asked = _call(ports[2], token, "engram_memory_forget", forget)
-    assert asked["ok"] is False and asked["error"]["code"] == "gate_failed", asked
+    assert asked["ok"] is False, asked
+    assert asked["error"]["code"] == "gate_failed", asked
     host = open_memory(profile, sweep=False, semantic=False)  # engram host confirm
     try:
         maintenance = Maintenance(host.engine, host.binding.scope)

@@ -255,6 +255,6 @@ def test_a_modern_dialog_runs_the_gates_dry_run_once(
     )["result"]
 
     assert final["structuredContent"]["output"]["value"]["receipt"]["to_state"] == "tombstoned"
-    with sqlite3.connect(load_profile(profile).store) as db:
+    with sqlite3.connect(load_profile(profile).store_file) as db:
         outcomes = [row[0] for row in db.execute("SELECT outcome FROM audit WHERE tool = 'forget'")]
     assert sorted(outcomes) == ["gate_probed", "ok"]

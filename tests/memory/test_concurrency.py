@@ -1,5 +1,5 @@
-"""Several engram-mcp processes on one store capture and admit at once (end to end:
-real processes, one SQLite file)."""
+"""Eight engram-mcp processes on one store capture, replay and admit at once, 500
+mutations each (end to end: real processes, one SQLite file or one PostgreSQL schema)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ import pytest
 
 from engram.memory.binding import Scope
 from engram.memory.journal import first_bad_cursor
-from engram.store.sqlite.memory_store import SqliteMemoryStore
+from engram.store.location import DatabaseUrl, StoreLocation, open_memory_store
 from engram.testing import LineClient, StdioClient, current_capture_args, host_profile, tool_request
 
-PROCESSES = 4
-EACH = 20
+PROCESSES = 8
+#: Captures per process; as many admissions follow: 500 mutations each.
+EACH = 250
 
 
 def _values(client: LineClient, count: int) -> list[dict[str, Any]]:
@@ -26,12 +27,13 @@ def _values(client: LineClient, count: int) -> list[dict[str, Any]]:
 
 
 @pytest.mark.e2e
-def test_four_processes_capture_and_admit_at_once_without_loss_or_duplicates(
-    tmp_path: Path,
+def test_eight_processes_capture_and_admit_at_once_without_loss_or_duplicates(
+    tmp_path: Path, store_location: StoreLocation
 ) -> None:
-    store = tmp_path / "shared.db"
+    store = str(store_location.url if isinstance(store_location, DatabaseUrl) else store_location)
+    keys = tmp_path / "keys"  # every host of the store shares its keys
     profiles = [
-        host_profile(tmp_path / f"agent{n}", principal=f"agent-{n}", store=store)
+        host_profile(tmp_path / f"agent{n}", principal=f"agent-{n}", store=store, keys=keys)
         for n in range(PROCESSES)
     ]
     clients = [StdioClient(["--host-profile", str(p)], cwd=tmp_path, timeout=60) for p in profiles]
@@ -64,9 +66,10 @@ def test_four_processes_capture_and_admit_at_once_without_loss_or_duplicates(
     }
     assert len(set(records)) == PROCESSES * EACH
     scope_id = Scope("tenant-a", "ws-1").scope_id
-    reader_store = SqliteMemoryStore(store)
+    reader_store = open_memory_store(store_location)
     with reader_store.read() as reader:
         events = list(reader.journal(scope_id))
         assert [cursor for cursor, *_ in events] == list(range(1, 2 * PROCESSES * EACH + 1))
         assert first_bad_cursor(scope_id, events) is None
         assert len(reader.records(scope_id, records)) == PROCESSES * EACH
+    reader_store.close()

@@ -673,9 +673,12 @@ def test_opening_memory_expires_records_whose_instant_passed(tmp_path: Path) -> 
     profile = load_profile(path)
     earlier = Clock(now_ms() - 10 * DAY)
     engine = MemoryEngine(
-        SqliteMemoryStore(profile.store), load_keyring(profile.keys), profile.policy, clock=earlier
+        SqliteMemoryStore(profile.store_file),
+        load_keyring(profile.keys),
+        profile.policy,
+        clock=earlier,
     )
-    then, who = Memory(engine, earlier, profile.store), binding_of(profile)
+    then, who = Memory(engine, earlier, profile.store_file), binding_of(profile)
 
     def admit_then(text: str, key: str, **payload: Any) -> str:
         arguments = capture_args(
@@ -697,7 +700,7 @@ def test_opening_memory_expires_records_whose_instant_passed(tmp_path: Path) -> 
 
     assert _state_in(opened.engine.store, expiring_id) == "expired"
     assert _state_in(opened.engine.store, lasting_id) == "accepted_current"
-    last = _events(profile.store)[-1]
+    last = _events(profile.store_file)[-1]
     assert (last["operation"], last["target"], last["to_state"]) == (
         "expire",
         expiring_id,
@@ -719,15 +722,15 @@ def test_opening_memory_finishes_a_purge_left_pending(
     host = Maintenance(first.engine, first.binding.scope)
     [request] = host.pending().confirmations
     host.confirm(request.request_id)
-    with _old_reader(first.profile.store):
+    with _old_reader(first.profile.store_file):
         value = first.call("withdraw", arguments)["output"]["value"]
     assert value["key_destruction"] == "pending"
     owner = arguments["candidate_id"]
-    assert _purge_done(first.profile.store, owner) is None
+    assert _purge_done(first.profile.store_file, owner) is None
 
     open_memory(path)
 
-    assert _purge_done(first.profile.store, owner) is not None
+    assert _purge_done(first.profile.store_file, owner) is not None
 
 
 def test_each_opening_binds_a_fresh_session_unless_the_profile_fixes_one(tmp_path: Path) -> None:
@@ -742,7 +745,7 @@ def test_each_opening_binds_a_fresh_session_unless_the_profile_fixes_one(tmp_pat
     for memory in opened:  # every call of one opening is audited under its session
         audit_id = memory.call("search", {"query": "x", "purpose_ref": PURPOSE})["auditId"]
         [(identity,)] = _rows(
-            memory.profile.store, "SELECT identity FROM audit WHERE audit_id = ?", audit_id
+            memory.profile.store_file, "SELECT identity FROM audit WHERE audit_id = ?", audit_id
         )
         assert json.loads(identity)["session"] == memory.binding.session
 

@@ -85,7 +85,7 @@ def test_a_token_for_another_binding_of_the_same_store_is_refused(
             principal="bob",
             purpose=profile.purpose,
             grants=["search"],
-            store=profile.store,
+            store=profile.store_file,
         )
     )
 

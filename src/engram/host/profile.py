@@ -19,7 +19,6 @@ from typing import Any, Final, Literal
 
 from engram.errors import TrustedContextUnavailable
 from engram.memory.binding import MEMORY_TOOLS
-from engram.store.location import DatabaseUrl, StoreLocation, is_database_url
 from engram.memory.settings import (
     CONFIRM_VIA,
     DEFAULT_RETENTION_MAX_DAYS,
@@ -28,6 +27,7 @@ from engram.memory.settings import (
     ConfirmVia,
     HostPolicy,
 )
+from engram.store.location import DatabaseUrl, StoreLocation, is_database_url
 
 __all__ = ["PROFILE_NAME", "HostProfile", "load_profile", "render_profile"]
 
@@ -56,6 +56,13 @@ class HostProfile:
     #: Whether search may use the semantic channel (where the extra is installed).
     semantic: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def store_file(self) -> Path:
+        """The store's SQLite file (for what only a file store has: its WAL, its mode)."""
+        if not isinstance(self.store, Path):
+            raise TypeError("this profile's store is a database, not a file")
+        return self.store
 
 
 def _check_file(path: Path) -> None:
