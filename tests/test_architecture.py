@@ -40,7 +40,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     # Test support for engram's tests and for hosts embedding it; nothing imports it
     # on the way to serving.
-    "testing": {"errors", "mcp", "memory", "host", "project", "safety", "__init__"},
+    "testing": {"errors", "mcp", "memory", "host", "project", "safety", "store", "__init__"},
     "safety": {"errors"},
 }
 
@@ -55,7 +55,7 @@ FORBIDDEN_EXTERNAL: dict[str, set[str]] = {
     "crypto": _DRIVERS,
     "canonical": _DRIVERS,
     "durable": _DRIVERS,
-    "testing": {"click", "mcp", "psycopg"},
+    "testing": {"click", "mcp"},  # psycopg: testing/postgres.py, the tests' database
     # The detector runs on every write of both faces: standard library only, nothing heavy.
     "safety": {
         "asyncio",

@@ -19,7 +19,7 @@ from engram.errors import EngramError
 
 if TYPE_CHECKING:
     from engram.project.workspace import ProjectMemory
-    from engram.store.location import StoreLocation
+    from engram.host.profile import HostProfile
 
 __all__ = ["governed_checks", "project_checks"]
 
@@ -158,7 +158,7 @@ def governed_checks(context: DoctorContext) -> Iterator[CheckResult]:
         _CONFIRMATION[loaded.policy.confirm_via],
         subject=profile,
     )
-    yield from _private_files(profile, loaded.store, loaded.keys)
+    yield from _private_files(profile, loaded)
     if loaded.policy.retention_max_days == DEFAULT_RETENTION_MAX_DAYS:
         yield CheckResult(
             "memory.retention_default",
@@ -179,9 +179,10 @@ _CONFIRMATION = {
 }
 
 
-def _private_files(profile: str, store: StoreLocation, keys: Path) -> Iterator[CheckResult]:
+def _private_files(profile: str, loaded: HostProfile) -> Iterator[CheckResult]:
     """Warn about governed memory's files that others than their owner may read (a
     database's own files are its server's)."""
+    store, keys = loaded.store, loaded.keys
     paths = [Path(profile), keys, *(sorted(keys.iterdir()) if keys.is_dir() else [])]
     if isinstance(store, Path):
         paths += [store, *(store.with_name(store.name + s) for s in ("-wal", "-shm"))]

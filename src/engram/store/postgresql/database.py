@@ -144,7 +144,7 @@ class PostgresDatabase:
         )
         try:
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S * 2)
-        except Exception as exc:
+        except psycopg.Error as exc:  # PoolTimeout among them
             raise StoreUnavailable(f"cannot open the store at {url.where()}") from exc
         self._local = threading.local()
         self._in_error = psycopg.pq.TransactionStatus.INERROR
@@ -184,7 +184,7 @@ class PostgresDatabase:
         try:
             context = self._pool.connection(timeout=LOCK_TIMEOUT_MS / 1000)
             connection = context.__enter__()
-        except Exception as exc:
+        except self._psycopg.Error as exc:  # PoolTimeout, PoolClosed among them
             raise StoreUnavailable(f"cannot reach the store at {self.url.where()}") from exc
         self._local.busy = True
         try:
@@ -283,7 +283,9 @@ class _Failed(Exception):
 
 
 def _quietly(connection: psycopg.Connection[Any], statement: str) -> None:
+    import psycopg
+
     try:
         connection.execute(statement)
-    except Exception:  # the connection is broken: the pool discards it
+    except psycopg.Error:  # the connection is broken: the pool discards it
         return
