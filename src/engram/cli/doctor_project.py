@@ -18,8 +18,8 @@ from engram.cli.doctor import CheckResult, DoctorContext, doctor_check
 from engram.errors import EngramError
 
 if TYPE_CHECKING:
-    from engram.project.workspace import ProjectMemory
     from engram.host.profile import HostProfile
+    from engram.project.workspace import ProjectMemory
 
 __all__ = ["governed_checks", "project_checks"]
 
