@@ -171,7 +171,9 @@ def create_app(settings: HttpSettings) -> Starlette:
             return _end_session(request, settings, binding)
         return await _post(request, dispatcher, settings, binding)
 
-    return Starlette(routes=[Route(ENDPOINT, endpoint, methods=["GET", "POST", "DELETE"])])
+    app = Starlette(routes=[Route(ENDPOINT, endpoint, methods=["GET", "POST", "DELETE"])])
+    app.router.redirect_slashes = False  # /mcp/ is not the endpoint: 404, never a redirect
+    return app
 
 
 def _admit(request: HttpRequest, settings: HttpSettings) -> TokenClaims | HttpResponse:
