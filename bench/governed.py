@@ -1,9 +1,12 @@
 """Governed memory: search/get latency at 1k/10k/100k records, and mutation throughput.
 
 usage: .venv/bin/python bench/governed.py [--sizes 1000 10000 100000] [--queries 200]
+       .venv/bin/python bench/governed.py --backend postgresql --sizes 100000 --no-throughput
 
-Figures go to bench/results.json (``governed_*`` keys). Stores are built once under
-bench/work/ (ignored by git) with a deterministic generator and reused.
+Figures go to bench/results.json (``governed_*`` keys; ``governed_postgresql_*`` for the
+PostgreSQL store). Stores are built once under bench/work/ (ignored by git), or in
+database ``engram_bench`` of ``ENGRAM_TEST_POSTGRES``'s server (a schema per size), with a
+deterministic generator and reused.
 Targets: search p50 <= 5 ms in-process at 100k; capture+admission pairs per second at
 least half the fsync-bound rate with synchronous=FULL. Search is timed twice over the
 same 200 queries: ``search_first_pass`` in a freshly opened engine or server (SQLite's
@@ -280,18 +283,39 @@ def arguments(text: str, key: str, now: int) -> dict[str, Any]:
     }
 
 
-def build_store(size: int, semantic: bool = False) -> tuple[Path, bool]:
+def _bench_database(size: int) -> str:
+    """A new schema for ``size`` in database ``engram_bench`` (created if missing)."""
+    import psycopg
+
+    from engram.testing.postgres import ADMIN_URL, PostgresRun
+
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = 'engram_bench'").fetchone():
+            admin.execute("CREATE DATABASE engram_bench")
+    run = PostgresRun.__new__(PostgresRun)  # the run's helpers, over a database kept
+    run._psycopg, run.admin_url, run.name = psycopg, ADMIN_URL, "engram_bench"
+    run.url = ADMIN_URL.rsplit("/", 1)[0] + "/engram_bench"
+    schema = f"governed_{size}"
+    with run.connect() as connection:
+        connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+    return run.store_url(schema).url
+
+
+def build_store(size: int, semantic: bool = False, backend: str = "sqlite") -> tuple[Path, bool]:
     """A profile whose store holds ``size`` admitted records, and whether it was reused.
 
     A store is built once and reused by later runs. Its profile turns the semantic
     channel on only when asked: these figures are the lexical channel's (a server with
     the channel on would also embed the records in the background while it is timed).
     """
-    directory = WORK / (f"governed-{size}-semantic" if semantic else f"governed-{size}")
+    name = f"governed-{size}" + ("-semantic" if semantic else "")
+    directory = WORK / (name if backend == "sqlite" else f"{name}-{backend}")
     profile, built = directory / "host.toml", directory / "built"
     if built.exists():
         return profile, True
     shutil.rmtree(directory, ignore_errors=True)  # an interrupted build starts over
+    store = _bench_database(size) if backend == "postgresql" else None
     profile = init_host(
         directory,
         tenant="bench",
@@ -301,6 +325,7 @@ def build_store(size: int, semantic: bool = False) -> tuple[Path, bool]:
         grants=["all"],
         retention_max_days=3650,
         semantic=semantic,
+        store=store,
     )
     loaded = load_profile(profile)
     engine = open_engine(
@@ -520,12 +545,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--only-throughput", action="store_true")
+    parser.add_argument("--no-throughput", action="store_true")
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
     args = parser.parse_args()
     WORK.mkdir(exist_ok=True)
     latency = {}
     for size in [] if args.only_throughput else args.sizes:
         started = time.perf_counter()
-        profile, reused = build_store(size)
+        profile, reused = build_store(size, backend=args.backend)
         # A reused store took no building: its time is not a build time.
         built = {} if reused else {"build_s": round(time.perf_counter() - started, 1)}
         latency[str(size)] = {
@@ -534,7 +561,12 @@ def main() -> None:
             "mcp_stdio": over_stdio(profile, args.queries),
         }
     if latency:
-        record("governed_search_get_latency", {"target_search_p50_ms_at_100k": 5, **latency})
+        name = "governed_search_get_latency"
+        if args.backend != "sqlite":
+            name = f"governed_{args.backend}_search_get_latency"
+        record(name, {"target_search_p50_ms_at_100k": 5, **latency})
+    if args.no_throughput:
+        return
     rate = fsync_rate(WORK)
     # The median of three runs each: a run's rate varies by up to a fifth on this machine.
     rates = {

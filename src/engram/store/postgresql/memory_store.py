@@ -168,9 +168,11 @@ class _Reader(RowReads):
         documents, total = size
         counts = dict(
             self.db.execute(
-                "SELECT term, documents FROM lexical_terms WHERE scope_id = ? AND analyzer = ?"
-                " AND term = ANY(?)",
-                (scope_id, self.tag, variants(groups)),
+                # One primary-key lookup per term (see _ranked), statistics or not.
+                "SELECT t.term, x.documents FROM unnest(?::text[]) AS t(term)"
+                " CROSS JOIN LATERAL (SELECT documents FROM lexical_terms WHERE scope_id = ?"
+                " AND analyzer = ? AND term = t.term OFFSET 0) AS x",
+                (variants(groups), scope_id, self.tag),
             ).fetchall()
         )
         stages = search_stages(groups, counts, documents)
@@ -197,8 +199,11 @@ class _Reader(RowReads):
             f"SELECT {prefixed('r')}, s.score FROM (SELECT p.record_rowid,"
             " sum(q.weight * p.tf * ? / (p.tf + ? * (1 - ? + ? * p.length / ?))) AS score"
             " FROM unnest(?::text[], ?::float8[], ?::int[]) AS q(term, weight, member)"
-            " JOIN lexical_postings AS p ON p.scope_id = ? AND p.analyzer = ?"
-            f" AND p.term = q.term GROUP BY p.record_rowid{every}"
+            # Each term's postings by the primary key, whatever the planner's statistics
+            # say (OFFSET 0 keeps it from flattening this into a scan of the scope).
+            " CROSS JOIN LATERAL (SELECT record_rowid, tf, length FROM lexical_postings"
+            " WHERE scope_id = ? AND analyzer = ? AND term = q.term OFFSET 0) AS p"
+            f" GROUP BY p.record_rowid{every}"
             " ORDER BY score DESC, p.record_rowid LIMIT ?) AS s"
             " JOIN records AS r ON r.rowid = s.record_rowid ORDER BY s.score DESC, r.record_id",
             (
