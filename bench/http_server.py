@@ -1,18 +1,20 @@
 """``engram-mcp --http``: throughput and latency with 1, 4 and 16 concurrent clients.
 
 usage: .venv/bin/python bench/http_server.py [--clients 1 4 16] [--pairs 200] [--searches 400]
+           [--backends sqlite postgresql] [--servers 1 2]
 
-One server process on loopback over a fresh SQLite store (synchronous=FULL), one host
-profile and its token; each client is a thread with its own keep-alive connection,
+One or two server processes on loopback over a fresh store (SQLite with synchronous=FULL,
+or a PostgreSQL schema with synchronous_commit=on), one host profile and its token; each
+client is a thread with its own keep-alive connection to one of the servers (in turn),
 speaking the 2026-07-28 era (every request stands alone). Timed per client count:
 capture+admission pairs (two tool calls each) and searches over what was captured.
-Figures go to bench/results.json (``http_*`` keys). PostgreSQL and several server
-processes are not measured yet (issue 15).
+Figures go to bench/results.json (``http_<backend>_<servers>_servers_<clients>_clients``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import random
@@ -113,17 +115,39 @@ def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--pairs", type=int, default=200)
     parser.add_argument("--searches", type=int, default=400)
+    parser.add_argument("--backends", nargs="+", default=["sqlite"])
+    parser.add_argument("--servers", type=int, nargs="+", default=[1])
     options = parser.parse_args()
+    for backend in options.backends:
+        for servers in options.servers:
+            _configuration(backend, servers, options)
+
+
+def _configuration(backend: str, servers: int, options: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as work:
-        profile = host_profile(Path(work) / "host")
-        token = issue_token(load_profile(profile), int(time.time()), ttl_s=86_400)
-        with HttpServer(profile) as server:
-            for count in options.clients:
-                _measure(count, server.port, token, options)
+        run = None
+        store: dict[str, Any] = {}
+        if backend == "postgresql":
+            from engram.testing.postgres import PostgresRun
+
+            run = PostgresRun()
+            store["store"] = run.new_store().url
+        try:
+            profile = host_profile(Path(work) / "host", **store)
+            token = issue_token(load_profile(profile), int(time.time()), ttl_s=86_400)
+            with contextlib.ExitStack() as running:
+                ports = [running.enter_context(HttpServer(profile)).port for _ in range(servers)]
+                for count in options.clients:
+                    _measure(backend, count, ports, token, options)
+        finally:
+            if run is not None:
+                run.close()
 
 
-def _measure(count: int, port: int, token: str, options: argparse.Namespace) -> None:
-    clients = [Client(port, token) for _ in range(count)]
+def _measure(
+    backend: str, count: int, ports: list[int], token: str, options: argparse.Namespace
+) -> None:
+    clients = [Client(ports[n % len(ports)], token) for n in range(count)]
     rng = random.Random(count)
     stamp = time.time_ns()
     pairs = [(index, _text(rng)) for index in range(options.pairs)]
@@ -148,10 +172,11 @@ def _measure(count: int, port: int, token: str, options: argparse.Namespace) -> 
 
     search_elapsed, search_ms = _run(count, queries, search)
     record(
-        f"http_sqlite_{count}_clients",
+        f"http_{backend}_{len(ports)}_servers_{count}_clients",
         {
+            "backend": backend,
             "clients": count,
-            "server_processes": 1,
+            "server_processes": len(ports),
             "capture_admission_pairs_per_s": round(len(pairs) / elapsed, 1),
             "pair": summary(pair_ms),
             "searches_per_s": round(len(queries) / search_elapsed, 1),

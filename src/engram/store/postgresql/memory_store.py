@@ -27,14 +27,14 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Final
 
 from engram.memory.ports import RecordRow
 from engram.search.analysis import analyzer_tag
 from engram.search.lexical import Group, Stage, search_stages, variants
 from engram.store.location import DatabaseUrl
 from engram.store.postgresql.database import Durability, PostgresDatabase, Session, pg_migration
-from engram.store.rows import RowReads, RowWrites, prefixed, to_record
+from engram.store.rows import PurgeFinisher, RowReads, RowWrites, prefixed, to_record
 
 __all__ = ["PostgresMemoryStore"]
 
@@ -374,7 +374,7 @@ _PURGE_MAINTENANCE: Final = (
 )
 
 
-class PostgresMemoryStore:
+class PostgresMemoryStore(PurgeFinisher):
     """A governed-memory store in one PostgreSQL schema."""
 
     def __init__(self, url: DatabaseUrl, durability: Durability = "full") -> None:
@@ -401,24 +401,6 @@ class PostgresMemoryStore:
         done = self.database.maintain(_PURGE_MAINTENANCE)
         self.database.maintain(("CHECKPOINT",))
         return done
-
-    def finish_purge(self, owner: str, now_ms: int) -> dict[str, Any] | None:
-        """Verify and vacuum for one withdrawn or forgotten item."""
-        with self.write() as tx:
-            row = tx.purge_row(owner)
-            if row is None or row["done_ms"] is not None:
-                return row
-            if row["kind"] == "projection" and (
-                tx.indexed(row["scope_id"], owner) or tx.has_vector(owner)
-            ):
-                return row
-            if tx.data_key(owner) is not None:
-                return row
-        if not self.checkpoint():
-            return row
-        with self.write() as tx:
-            tx.mark_purged(owner, now_ms)
-            return tx.purge_row(owner)
 
     def close(self) -> None:
         self.database.close()

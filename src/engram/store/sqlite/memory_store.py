@@ -15,7 +15,6 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from engram.memory.ports import RecordRow
 from engram.search.analysis import analyzer_tag
@@ -26,7 +25,7 @@ from engram.search.lexical import (
     search_stages,
     variants,
 )
-from engram.store.rows import RowReads, RowWrites, prefixed, to_record
+from engram.store.rows import PurgeFinisher, RowReads, RowWrites, prefixed, to_record
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.vocabulary import DocumentCounts
 
@@ -402,7 +401,7 @@ class _Transaction(_Reader, RowWrites):
             self.db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
 
 
-class SqliteMemoryStore:
+class SqliteMemoryStore(PurgeFinisher):
     """A governed-memory store in one SQLite file."""
 
     def __init__(self, path: Path, durability: Durability = "full") -> None:
@@ -422,24 +421,6 @@ class SqliteMemoryStore:
 
     def checkpoint(self) -> bool:
         return self.database.checkpoint()
-
-    def finish_purge(self, owner: str, now_ms: int) -> dict[str, Any] | None:
-        """Merge, verify and checkpoint for one withdrawn or forgotten item."""
-        with self.write() as tx:
-            row = tx.purge_row(owner)
-            if row is None or row["done_ms"] is not None:
-                return row
-            if row["kind"] == "projection":
-                tx.purge_index(row["scope_id"])
-                if tx.indexed(row["scope_id"], owner) or tx.has_vector(owner):
-                    return row
-            if tx.data_key(owner) is not None:
-                return row
-        if not self.checkpoint():
-            return row
-        with self.write() as tx:
-            tx.mark_purged(owner, now_ms)
-            return tx.purge_row(owner)
 
     def close(self) -> None:
         self.database.close()
