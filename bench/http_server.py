@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import http.client
 import json
+import os
 import random
 import sys
 import tempfile
@@ -123,6 +124,44 @@ def main() -> None:
             _configuration(backend, servers, options)
 
 
+def _cpu_busy_s() -> float:
+    """CPU seconds the whole machine has spent busy (every process: servers, clients,
+    the database), from /proc/stat."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def commits_per_s(backend: str, url: str | None = None, count: int = 300) -> float:
+    """Durable commits per second of one small row each: the backend's commit limit."""
+    if backend == "postgresql":
+        import psycopg
+
+        with psycopg.connect(url or "", autocommit=True) as connection:
+            connection.execute("CREATE TABLE IF NOT EXISTS commit_probe (n INTEGER)")
+            connection.execute("SET synchronous_commit = on")
+            started = time.perf_counter()
+            for n in range(count):
+                with connection.transaction():
+                    connection.execute("INSERT INTO commit_probe VALUES (%s)", (n,))
+            return count / (time.perf_counter() - started)
+    import sqlite3
+
+    with tempfile.TemporaryDirectory() as work:
+        lite = sqlite3.connect(Path(work) / "probe.db", isolation_level=None)
+        lite.execute("PRAGMA journal_mode = WAL")
+        lite.execute("PRAGMA synchronous = FULL")
+        lite.execute("CREATE TABLE commit_probe (n INTEGER)")
+        started = time.perf_counter()
+        for n in range(count):
+            lite.execute("BEGIN IMMEDIATE")
+            lite.execute("INSERT INTO commit_probe VALUES (?)", (n,))
+            lite.execute("COMMIT")
+        rate = count / (time.perf_counter() - started)
+        lite.close()
+        return rate
+
+
 def _configuration(backend: str, servers: int, options: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as work:
         run = None
@@ -133,19 +172,25 @@ def _configuration(backend: str, servers: int, options: argparse.Namespace) -> N
             run = PostgresRun()
             store["store"] = run.new_store().url
         try:
+            limit = commits_per_s(backend, store.get("store"))
             profile = host_profile(Path(work) / "host", **store)
             token = issue_token(load_profile(profile), int(time.time()), ttl_s=86_400)
             with contextlib.ExitStack() as running:
                 ports = [running.enter_context(HttpServer(profile)).port for _ in range(servers)]
                 for count in options.clients:
-                    _measure(backend, count, ports, token, options)
+                    _measure(backend, count, ports, token, options, limit)
         finally:
             if run is not None:
                 run.close()
 
 
 def _measure(
-    backend: str, count: int, ports: list[int], token: str, options: argparse.Namespace
+    backend: str,
+    count: int,
+    ports: list[int],
+    token: str,
+    options: argparse.Namespace,
+    commit_limit: float,
 ) -> None:
     clients = [Client(ports[n % len(ports)], token) for n in range(count)]
     rng = random.Random(count)
@@ -164,7 +209,9 @@ def _measure(
             {"candidate_id": candidate, "idempotency_key": f"{key}-admit"},
         )
 
+    busy = _cpu_busy_s()
     elapsed, pair_ms = _run(count, pairs, pair)
+    cpu_per_pair_s = (_cpu_busy_s() - busy) / len(pairs)
     queries = [" ".join(rng.choices(WORDS, k=2)) for _ in range(options.searches)]
 
     def search(client: int, query: str) -> None:
@@ -178,6 +225,18 @@ def _measure(
             "clients": count,
             "server_processes": len(ports),
             "capture_admission_pairs_per_s": round(len(pairs) / elapsed, 1),
+            # The model: a pair costs this much CPU of the whole machine (servers, clients
+            # and database), and two durable commits; the lower bound is the limit.
+            "cpu_ms_per_pair": round(cpu_per_pair_s * 1000, 2),
+            "cpu_bound_pairs_per_s": round((os.cpu_count() or 1) / cpu_per_pair_s, 1),
+            "durable_commits_per_s": round(commit_limit, 1),
+            "commit_bound_pairs_per_s": round(commit_limit / 2, 1),
+            "share_of_limit": round(
+                len(pairs)
+                / elapsed
+                / min((os.cpu_count() or 1) / cpu_per_pair_s, commit_limit / 2),
+                2,
+            ),
             "pair": summary(pair_ms),
             "searches_per_s": round(len(queries) / search_elapsed, 1),
             "search": summary(search_ms),
