@@ -439,6 +439,35 @@ def test_a_store_locked_even_for_the_audit_entry_still_answers_store_unavailable
 _BEGIN_WRITE = {"sqlite": "BEGIN IMMEDIATE", "postgresql": "SELECT pg_advisory_xact_lock"}
 
 
+def test_a_postgresql_store_locked_past_the_lock_timeout_answers_store_unavailable(
+    tmp_path: Path,
+    clock: Clock,
+    postgres_url: DatabaseUrl,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import psycopg
+
+    monkeypatch.setattr("engram.store.postgresql.database.LOCK_TIMEOUT_MS", 50)
+    memory = open_test_memory(tmp_path, clock, location=postgres_url)
+    lock = memory.engine.store.database._lock_key  # type: ignore[attr-defined]
+    arguments = capture_args(text=TEXT, key="locked.capture-00001")
+    with psycopg.connect(postgres_url.url, autocommit=True) as blocker:
+        blocker.execute("SELECT pg_advisory_lock(%s)", (lock,))  # another server writing
+        with caplog.at_level("WARNING", logger="engram.memory"):
+            envelope = memory.call("capture", arguments)
+        blocker.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+
+    _refused(envelope, "STORE_UNAVAILABLE")
+    _nothing_written(memory)
+    assert _rows(memory, "SELECT count(*) FROM audit") == [(0,)]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"audit entry {envelope['auditId']} could not be written"
+    ]
+    assert memory.value("capture", arguments)["cursor"] == "1"  # the retry is the first
+    memory.engine.store.close()
+
+
 @pytest.mark.parametrize("statement", ["begin-write", "INSERT INTO candidates"])
 def test_a_store_error_before_the_commit_is_store_unavailable_and_rolls_everything_back(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, statement: str
