@@ -4,6 +4,7 @@ removal with the record, and the receipts that say which channels ranked."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from engram.crypto.keyfiles import create_keyring
 from engram.memory.engine import MemoryEngine
 from engram.search.embedding import MODEL, load_embedder
-from engram.store.sqlite.memory_store import SqliteMemoryStore
+from engram.store.location import StoreLocation, open_memory_store
 from engram.testing import PURPOSE, Clock, binding
 from tests.memory.conftest import Memory
 
@@ -24,13 +25,15 @@ FACTS = {
 
 
 @pytest.fixture
-def semantic(tmp_path: Path, clock: Clock) -> Memory:
+def semantic(tmp_path: Path, clock: Clock, store_location: StoreLocation) -> Iterator[Memory]:
+    """The channel on each backend: vectors are stored in the store, scored per scope."""
     embedder = load_embedder()
     assert embedder is not None, "the test extra installs engram[semantic]"
-    path = tmp_path / "memory.db"
     keys = create_keyring(tmp_path / "memory.db.keys")
-    engine = MemoryEngine(SqliteMemoryStore(path), keys, clock=clock, embedder=embedder)
-    return Memory(engine, clock, path)
+    store = open_memory_store(store_location)
+    engine = MemoryEngine(store, keys, clock=clock, embedder=embedder)
+    yield Memory(engine, clock, store_location)
+    store.close()
 
 
 def _admit_facts(memory: Memory) -> dict[str, str]:
