@@ -263,6 +263,7 @@ def search(
         lexical = _ranked_eligible(reader, scope_id, groups, max(needed, FUSION_DEPTH), now_ms)
         found = _fused(reader, lexical, semantic, now_ms)
     window = found[offset : offset + limit]
+    reader.prefetch_data_keys([record.record_id for record, _ in window])  # one read, not N
     packets: list[dict[str, Any]] = []
     left_out = 0
     for position, (record, score) in enumerate(window, start=offset + 1):

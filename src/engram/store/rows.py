@@ -162,11 +162,30 @@ class RowReads:
                 found[row[0]] = to_record(row[1:])
         return found
 
+    #: Keys read ahead by :meth:`prefetch_data_keys` (a snapshot's; a transaction never
+    #: reads ahead, so it always sees its own writes).
+    _keys: dict[str, tuple[str, bytes] | None] | None = None
+
     def data_key(self, owner: str) -> tuple[str, bytes] | None:
+        if self._keys is not None and owner in self._keys:
+            return self._keys[owner]
         row = self.db.execute(
             "SELECT kek_id, wrapped FROM data_keys WHERE owner = ?", (owner,)
         ).fetchone()
         return (row[0], bytes(row[1])) if row else None
+
+    def prefetch_data_keys(self, owners: Sequence[str]) -> None:
+        if isinstance(self, RowWrites) or not owners:
+            return
+        found: dict[str, tuple[str, bytes] | None] = dict.fromkeys(owners)
+        for start in range(0, len(owners), 500):
+            chunk = list(owners[start : start + 500])
+            marks = _marks(len(chunk))
+            for owner, kek_id, wrapped in self.db.execute(
+                f"SELECT owner, kek_id, wrapped FROM data_keys WHERE owner IN ({marks})", chunk
+            ):
+                found[owner] = (kek_id, bytes(wrapped))
+        self._keys = found
 
     def head(self, scope_id: str) -> Event:
         row = self.db.execute(
