@@ -205,3 +205,30 @@ def _pg_rows(url: DatabaseUrl, sql: str) -> list[tuple[object, ...]]:
 
     with psycopg.connect(url.url) as connection:
         return connection.execute(sql).fetchall()
+
+
+def test_doctor_verifies_a_postgresql_store_and_says_when_autovacuum_is_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_url: DatabaseUrl
+) -> None:
+    import json
+
+    runner = CliRunner()
+    created = runner.invoke(
+        cli, ["host", "init", str(tmp_path / "h"), *ARGS, "--store", postgres_url.url]
+    )
+    assert created.exit_code == 0, created.output
+    monkeypatch.setenv("ENGRAM_HOST_PROFILE", str(tmp_path / "h" / "host.toml"))
+    monkeypatch.chdir(tmp_path)
+
+    result = runner.invoke(cli, ["doctor", "--json"])
+
+    checks = {c["id"]: c for c in json.loads(result.stdout)["checks"]}
+    assert checks["memory.store"]["status"] == "pass"
+    assert checks["memory.store"]["subject"] == postgres_url.url  # no password to hide here
+    assert checks["memory.file_modes"]["status"] == "pass"  # the key directory and profile
+    [(setting,)] = _pg_rows(postgres_url, "SELECT current_setting('autovacuum')")
+    if setting == "on":
+        assert "memory.autovacuum" not in checks
+    else:
+        assert checks["memory.autovacuum"]["status"] == "warn"
+        assert checks["memory.autovacuum"]["remediation"].startswith("turn it on (autovacuum = on")

@@ -159,6 +159,19 @@ def governed_checks(context: DoctorContext) -> Iterator[CheckResult]:
         subject=profile,
     )
     yield from _private_files(profile, loaded)
+    vacuums = getattr(memory.engine.store, "autovacuum", None)
+    if vacuums is not None and not vacuums():
+        yield CheckResult(
+            "memory.autovacuum",
+            "warn",
+            "warning",
+            "PostgreSQL's autovacuum is off: the store's counters leave dead rows behind and"
+            " every write slows down as they pile up",
+            "turn it on (autovacuum = on in postgresql.conf), or run VACUUM ANALYZE on the"
+            " store's schema regularly",
+            subject=str(loaded.store),
+        )
+    memory.close()
     if loaded.policy.retention_max_days == DEFAULT_RETENTION_MAX_DAYS:
         yield CheckResult(
             "memory.retention_default",

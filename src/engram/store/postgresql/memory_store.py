@@ -395,6 +395,13 @@ class PostgresMemoryStore(PurgeFinisher):
         with self.database.transaction(durable) as session:
             yield _Transaction(session)
 
+    def autovacuum(self) -> bool:
+        """Whether the server vacuums on its own (``engram doctor`` warns when not: the
+        counters of the lexical index are rows every admission updates)."""
+        with self.read() as reader:
+            row = reader.db.execute("SELECT current_setting('autovacuum')").fetchone()
+        return bool(row and row[0] == "on")
+
     def checkpoint(self) -> bool:
         """Vacuum what deleted rows leave behind and ask for a checkpoint (which needs
         the ``pg_checkpoint`` role; without it the server's own checkpoints follow)."""
