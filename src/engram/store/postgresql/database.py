@@ -21,13 +21,13 @@ included, is ``MUTATION_OUTCOME_UNKNOWN``.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from engram.errors import MutationOutcomeUnknown, StoreUnavailable
 from engram.store.location import DatabaseUrl
+from engram.store.migrations import Migrations
 
 if TYPE_CHECKING:
     import psycopg
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["PostgresDatabase", "Session", "pg_migration"]
 
 Durability = Literal["full", "normal"]
-Migration = Callable[["Session"], None]
-_MIGRATIONS: dict[str, list[tuple[int, Migration]]] = {}
 #: How long a writer waits for the store's lock, and a connection for the server.
 LOCK_TIMEOUT_MS: Final = 15_000
 CONNECT_TIMEOUT_S: Final = 5
@@ -45,17 +43,9 @@ CONNECT_TIMEOUT_S: Final = 5
 POOL_SIZE: Final = 4
 
 
-def pg_migration(schema: str, version: int) -> Callable[[Migration], Migration]:
-    """Register ``function`` as migration ``version`` of the named schema."""
-
-    def register(function: Migration) -> Migration:
-        registered = _MIGRATIONS.setdefault(schema, [])
-        if any(known == version for known, _ in registered):
-            raise ValueError(f"migration {schema} {version} is registered twice")
-        registered.append((version, function))
-        return function
-
-    return register
+#: This backend's migrations; ``@pg_migration(schema, version)`` registers one.
+MIGRATIONS: Migrations[Session] = Migrations()
+pg_migration = MIGRATIONS.register
 
 
 class Session:
@@ -159,23 +149,7 @@ class PostgresDatabase:
         """Apply the registered migrations of ``schema`` not yet recorded (one process
         at a time: under the store's lock)."""
         with self.transaction() as session:
-            session.execute(
-                "CREATE TABLE IF NOT EXISTS migrations (schema TEXT, version INTEGER,"
-                " applied_ms BIGINT, PRIMARY KEY (schema, version))"
-            )
-            done = {
-                row[0]
-                for row in session.execute(
-                    "SELECT version FROM migrations WHERE schema = ?", (schema,)
-                )
-            }
-            for version, function in sorted(_MIGRATIONS.get(schema, [])):
-                if version not in done:
-                    function(session)
-                    session.execute(
-                        "INSERT INTO migrations VALUES (?, ?, ?)",
-                        (schema, version, int(time.time() * 1000)),
-                    )
+            MIGRATIONS.apply(session, schema)
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:

@@ -19,19 +19,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final, Literal
 
 from engram.errors import MutationOutcomeUnknown, StoreUnavailable
+from engram.store.migrations import Migrations
 
 __all__ = ["Database", "Durability", "migration"]
 
 Durability = Literal["full", "normal"]
-Migration = Callable[[sqlite3.Connection], None]
-_MIGRATIONS: dict[str, list[tuple[int, Migration]]] = {}
 BUSY_TIMEOUT_MS: Final = 15_000
 CHECKPOINT_WAIT_MS: Final = 250
 CACHE_KIB: Final = 32 * 1024
@@ -41,17 +39,9 @@ MAX_GROUP: Final = 64
 HANDOFF_CHECK_S: Final = 0.05
 
 
-def migration(schema: str, version: int) -> Callable[[Migration], Migration]:
-    """Register ``function`` as migration ``version`` of the named schema."""
-
-    def register(function: Migration) -> Migration:
-        registered = _MIGRATIONS.setdefault(schema, [])
-        if any(known == version for known, _ in registered):
-            raise ValueError(f"migration {schema} {version} is registered twice")
-        registered.append((version, function))
-        return function
-
-    return register
+#: This backend's migrations; ``@migration(schema, version)`` registers one.
+MIGRATIONS: Migrations[sqlite3.Connection] = Migrations()
+migration = MIGRATIONS.register
 
 
 def _create_private(path: Path) -> None:
@@ -111,23 +101,7 @@ class Database:
     def migrate(self, schema: str) -> None:
         """Apply the registered migrations of ``schema`` not yet recorded."""
         with self.transaction() as connection:
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS migrations "
-                "(schema TEXT, version INTEGER, applied_ms INTEGER, PRIMARY KEY (schema, version))"
-            )
-            done = {
-                row[0]
-                for row in connection.execute(
-                    "SELECT version FROM migrations WHERE schema = ?", (schema,)
-                )
-            }
-            for version, function in sorted(_MIGRATIONS.get(schema, [])):
-                if version not in done:
-                    function(connection)
-                    connection.execute(
-                        "INSERT INTO migrations VALUES (?, ?, ?)",
-                        (schema, version, int(time.time() * 1000)),
-                    )
+            MIGRATIONS.apply(connection, schema)
 
     @contextmanager
     def transaction(self, durable: bool = True) -> Iterator[sqlite3.Connection]:
