@@ -284,22 +284,10 @@ def arguments(text: str, key: str, now: int) -> dict[str, Any]:
 
 
 def _bench_database(size: int) -> str:
-    """A new schema for ``size`` in database ``engram_bench`` (created if missing)."""
-    import psycopg
+    """A new schema for ``size`` in database ``engram_bench`` (kept across runs)."""
+    from engram.testing.postgres import PostgresRun
 
-    from engram.testing.postgres import ADMIN_URL, PostgresRun
-
-    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = 'engram_bench'").fetchone():
-            admin.execute("CREATE DATABASE engram_bench")
-    run = PostgresRun.__new__(PostgresRun)  # the run's helpers, over a database kept
-    run._psycopg, run.admin_url, run.name = psycopg, ADMIN_URL, "engram_bench"
-    run.url = ADMIN_URL.rsplit("/", 1)[0] + "/engram_bench"
-    schema = f"governed_{size}"
-    with run.connect() as connection:
-        connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        connection.execute(f'CREATE SCHEMA "{schema}"')
-    return run.store_url(schema).url
+    return PostgresRun(name="engram_bench").new_store(schema=f"governed_{size}").url
 
 
 def build_store(size: int, semantic: bool = False, backend: str = "sqlite") -> tuple[Path, bool]:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from engram.crypto.keyfiles import create_keyring, load_keyring
+from engram.errors import ContractError
 from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
 from engram.memory.settings import HostPolicy
@@ -131,6 +132,14 @@ class Memory:
             if candidate.exists():
                 data += candidate.read_bytes()
         return data
+
+
+def contract_errors(root: type[ContractError] = ContractError) -> list[type[ContractError]]:
+    """Every error class of the contract below ``root``, at any depth."""
+    found: list[type[ContractError]] = []
+    for cls in root.__subclasses__():
+        found += [cls, *contract_errors(cls)]
+    return found
 
 
 def _plain(value: Any) -> Any:

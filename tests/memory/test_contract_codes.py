@@ -39,7 +39,7 @@ from engram.memory.validation import format_instant
 from engram.store.location import DatabaseUrl
 from engram.store.sqlite.memory_store import SqliteMemoryStore
 from engram.testing import NOW, PURPOSE, Clock, binding, capture_args, host_profile, now_ms
-from tests.memory.conftest import Memory
+from tests.memory.conftest import Memory, contract_errors
 from tests.memory.conftest import open_memory as open_test_memory
 
 SCOPE_ID = binding().scope.scope_id
@@ -97,13 +97,6 @@ CONTRACT: dict[str, tuple[str, bool]] = {
     "RESTORE_REFUSED": ("The restore was refused.", False),
     "MIGRATION_LEDGER_INVALID": ("The migration ledger is invalid.", False),
 }
-
-
-def _contract_errors(root: type[ContractError] = ContractError) -> list[type[ContractError]]:
-    found: list[type[ContractError]] = []
-    for cls in root.__subclasses__():
-        found += [cls, *_contract_errors(cls)]
-    return found
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -271,7 +264,7 @@ def _is_commit(sql: str) -> bool:
 # --- the contract's error table ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("cls", _contract_errors(), ids=lambda cls: cls.code)
+@pytest.mark.parametrize("cls", contract_errors(), ids=lambda cls: cls.code)
 def test_every_contract_error_has_the_contracts_message_and_retriable_flag(
     cls: type[ContractError],
 ) -> None:
@@ -281,7 +274,7 @@ def test_every_contract_error_has_the_contracts_message_and_retriable_flag(
 
 
 def test_the_error_tree_holds_exactly_the_contracts_codes() -> None:
-    codes = [cls.code for cls in _contract_errors()]
+    codes = [cls.code for cls in contract_errors()]
     assert sorted(codes) == sorted(CONTRACT)
     assert {code for code, (_, retriable) in CONTRACT.items() if retriable} == {
         "MUTATION_OUTCOME_UNKNOWN",

@@ -9,18 +9,16 @@ import json
 import random
 from typing import Any
 
-from engram.errors import ContractError, TrustedContextUnavailable
+from engram.errors import TrustedContextUnavailable
 from engram.memory.binding import MEMORY_TOOLS
 from engram.testing import PURPOSE, binding, capture_args
 from engram.testing.hostile import hostile_arguments, leaks
-from tests.memory.conftest import Memory
+from tests.memory.conftest import Memory, contract_errors
 
 #: Hostile calls per backend (with the stdio frames and HTTP requests of
 #: tests/mcp/test_hostile_wire.py, over 20,000 a run).
 CALLS = 6_000
-CODES = {cls.code for cls in ContractError.__subclasses__()} | {
-    sub.code for cls in ContractError.__subclasses__() for sub in cls.__subclasses__()
-}
+CODES = {cls.code for cls in contract_errors()}
 
 
 def _valid(memory: Memory) -> dict[str, dict[str, Any]]:

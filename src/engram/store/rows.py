@@ -175,7 +175,7 @@ class RowReads:
         return (row[0], bytes(row[1])) if row else None
 
     def prefetch_data_keys(self, owners: Sequence[str]) -> None:
-        if isinstance(self, RowWrites) or not owners:
+        if not owners:
             return
         found: dict[str, tuple[str, bytes] | None] = dict.fromkeys(owners)
         for start in range(0, len(owners), 500):
@@ -400,6 +400,9 @@ class RowWrites(RowReads):
 
     #: The SQLite planner hint naming the partial index of keys still in clear.
     CLEAR_KEYS_HINT: ClassVar[str] = ""
+
+    def prefetch_data_keys(self, owners: Sequence[str]) -> None:
+        """Nothing: a transaction reads keys as it goes, so it sees its own writes."""
 
     def idempotency(
         self, scope_id: str, principal: str, key: str, hashed: bool

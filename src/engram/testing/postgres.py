@@ -56,14 +56,20 @@ def _schema(url: DatabaseUrl) -> str:
 class PostgresRun:
     """A database of its own for one test run, and schemas in it for stores."""
 
-    def __init__(self, admin_url: str = ADMIN_URL) -> None:
+    def __init__(self, admin_url: str = ADMIN_URL, name: str | None = None) -> None:
+        """A new database ``engram_run_<random>``; or, given ``name``, that database,
+        created if missing and kept (benchmark stores reused across runs)."""
         import psycopg
 
         self._psycopg = psycopg
         self.admin_url = admin_url
-        self.name = "engram_run_" + secrets.token_hex(6)
+        self.name = name or "engram_run_" + secrets.token_hex(6)
         with self._admin() as admin:
-            admin.execute(f'CREATE DATABASE "{self.name}"')
+            exists = admin.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (self.name,)
+            ).fetchone()
+            if not exists:
+                admin.execute(f'CREATE DATABASE "{self.name}"')
         self.url = _with_database(admin_url, self.name)
         self._free: list[DatabaseUrl] = []
 
@@ -76,10 +82,12 @@ class PostgresRun:
         """A connection to the run's database (autocommit)."""
         return self._psycopg.connect(self.url, autocommit=True)
 
-    def new_store(self, prefix: str = "store") -> DatabaseUrl:
-        """The URL of a new, empty schema of the run's database."""
-        schema = f"{prefix}_{secrets.token_hex(6)}"
+    def new_store(self, prefix: str = "store", schema: str | None = None) -> DatabaseUrl:
+        """The URL of a new, empty schema of the run's database (``schema``, made anew
+        if it exists)."""
+        schema = schema or f"{prefix}_{secrets.token_hex(6)}"
         with self.connect() as connection:
+            connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
             connection.execute(f'CREATE SCHEMA "{schema}"')
         return self.store_url(schema)
 
