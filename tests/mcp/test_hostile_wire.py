@@ -63,6 +63,18 @@ def test_thousands_of_hostile_stdio_lines_get_well_formed_answers(
     assert server.close() == 0
 
 
+def _valid_headers(token: str, host: str) -> dict[str, str]:
+    return {
+        "Host": host,
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "engram_memory_capture",
+    }
+
+
 def _committed(answer: dict[str, Any]) -> bool:
     """Whether an answer is a capture that committed a new candidate."""
     result = answer.get("result")
@@ -106,6 +118,14 @@ def test_thousands_of_hostile_http_requests_are_refused_cleanly_and_change_nothi
             if response.status == 200 and data:
                 captured += _committed(json.loads(data))
         connection.close()
+        # Still serving after all of it: a valid call answers.
+        alive = http.client.HTTPConnection("127.0.0.1", running.port, timeout=30)
+        call = json.dumps(_capture_call("agent-a.wire-alive-0001"))
+        alive.request("POST", "/mcp", call, _valid_headers(token, running.host))
+        answer = alive.getresponse()
+        captured += _committed(json.loads(answer.read()))
+        alive.close()
+        assert answer.status == 200
     assert running.stdout == b""
     assert {200, 400, 401} <= statuses
     store = open_memory_store(loaded.store)
