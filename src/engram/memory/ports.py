@@ -1,7 +1,8 @@
 """What the governed engine needs from storage: the store port and its row types.
 
-Two implementations are intended (embedded SQLite in :mod:`engram.store.sqlite`,
-PostgreSQL later); the engine sees only this protocol. Every mutation happens inside
+Two implementations (embedded SQLite in :mod:`engram.store.sqlite`, PostgreSQL in
+:mod:`engram.store.postgresql`; :func:`engram.store.location.open_memory_store` picks
+one); the engine sees only this protocol. Every mutation happens inside
 one :meth:`MemoryStore.write` transaction, so a state change, its journal event, its
 idempotency record and its audit entry commit together or not at all.
 """
@@ -176,7 +177,8 @@ class MemoryReader(Protocol):
 
 
 class MemoryTransaction(MemoryReader, Protocol):
-    """One atomic unit of writes (``BEGIN IMMEDIATE`` on SQLite)."""
+    """One atomic unit of writes (``BEGIN IMMEDIATE`` on SQLite, the store's advisory
+    lock on PostgreSQL)."""
 
     def idempotency(
         self, scope_id: str, principal: str, key: str, hashed: bool
