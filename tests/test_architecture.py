@@ -36,8 +36,10 @@ ALLOWED: dict[str, set[str]] = {
     "hosts": {"errors", "durable", "safety", "__init__"},
     "cli": {
         *("errors", "demo", "host", "hosts", "memory", "project", "compose", "testing"),
-        *("safety", "__init__"),
+        *("safety", "console", "__init__"),
     },
+    # The review console: a web adapter over both faces, started only by `engram console`.
+    "console": {"errors", "host", "memory", "project", "compose", "search", "safety"},
     # Test support for engram's tests and for hosts embedding it; nothing imports it
     # on the way to serving.
     "testing": {"errors", "mcp", "memory", "host", "project", "safety", "store", "__init__"},
@@ -56,6 +58,7 @@ FORBIDDEN_EXTERNAL: dict[str, set[str]] = {
     "canonical": _DRIVERS,
     "durable": _DRIVERS,
     "testing": {"click", "mcp"},  # psycopg: testing/postgres.py, the tests' database
+    "console": {*_DRIVERS},
     # The detector runs on every write of both faces: standard library only, nothing heavy.
     "safety": {
         "asyncio",

@@ -168,6 +168,15 @@ def confirm(request_id: str, profile: Path) -> None:
     click.echo(f"approved {row.tool} of {row.target} for 300 s")
 
 
+@host.command("deny")
+@click.argument("request_id")
+@PROFILE_OPTION
+def deny(request_id: str, profile: Path) -> None:
+    """Refuse one confirmation request (the agent's retry then fails the gate)."""
+    row = _maintenance(profile).deny(request_id)
+    click.echo(f"denied {row.tool} of {row.target}")
+
+
 @host.command("adjudicate")
 @click.argument("candidate_id")
 @click.option("--accept/--reject", required=True, help="Admit the candidate, or reject it.")

@@ -74,6 +74,7 @@ def demo() -> None:
 
 
 def _register() -> None:
+    from engram.cli.console import console
     from engram.cli.host import host
     from engram.cli.project import PROJECT_COMMANDS
 
@@ -85,6 +86,7 @@ def _register() -> None:
     cli.add_command(unlink)
     cli.add_command(upgrade)
     cli.add_command(doctor)
+    cli.add_command(console)
 
 
 _register()

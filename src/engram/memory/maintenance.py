@@ -1,6 +1,6 @@
 """Host-only operations on governed memory. Never reachable through MCP.
 
-Confirmations (list, approve), adjudication of held candidates, host-side record
+Confirmations (list, approve, deny), adjudication of held candidates, host-side record
 transitions (dispute, supersede, expire, invalidate trust), the retention sweep,
 revocation of a binding and journal verification. Each change is journaled like an
 agent's, with the host as actor. Backup, restore and key rotation live in
@@ -79,15 +79,7 @@ class Maintenance:
         returned is fit to show a person (see :meth:`pending`)."""
         now = self.engine.clock()
         with self.engine.store.write() as tx:
-            row = next(
-                (r for r in tx.confirmations(self._scope_id) if r.request_id == request_id), None
-            )
-            if row is None:
-                raise NotFound(f"no confirmation request {request_id} in this scope")
-            if row.approved_ms is not None or row.consumed_ms is not None:
-                raise GateFailed(f"confirmation request {request_id} was already used")
-            if row.created_ms < now - REQUEST_TTL_MS:
-                raise GateFailed(f"confirmation request {request_id} has expired")
+            row = self._open_request(tx, request_id, now)
             tx.approve_confirmation(request_id, now)
             self._event(
                 tx,
@@ -100,6 +92,39 @@ class Maintenance:
                 False,
             )
         return _shown(row)
+
+    def deny(self, request_id: str) -> ConfirmationRow:
+        """Refuse one open request: it is spent without an approval, so the agent's retry
+        fails the gate, and until the request would have expired that retry leaves no
+        new request (a person said no; asking again at once is not a question). The row
+        returned is fit to show a person (see :meth:`pending`)."""
+        now = self.engine.clock()
+        with self.engine.store.write() as tx:
+            row = self._open_request(tx, request_id, now)
+            tx.consume_confirmation(request_id, now)
+            self._event(
+                tx,
+                {
+                    "operation": "deny",
+                    "target": row.target,
+                    "request_id": request_id,
+                    "tool": row.tool,
+                },
+                False,
+            )
+        return _shown(row)
+
+    def _open_request(self, tx: MemoryTransaction, request_id: str, now: int) -> ConfirmationRow:
+        row = next(
+            (r for r in tx.confirmations(self._scope_id) if r.request_id == request_id), None
+        )
+        if row is None:
+            raise NotFound(f"no confirmation request {request_id} in this scope")
+        if row.approved_ms is not None or row.consumed_ms is not None:
+            raise GateFailed(f"confirmation request {request_id} was already used")
+        if row.created_ms < now - REQUEST_TTL_MS:
+            raise GateFailed(f"confirmation request {request_id} has expired")
+        return row
 
     def adjudicate(self, candidate_id: str, accept: bool) -> str | None:
         """Decide a candidate held as ``pending_adjudication``; the record id if accepted."""

@@ -39,6 +39,7 @@ __all__ = [
     "ApprovalTampered",
     "Pending",
     "Proposals",
+    "Waiting",
 ]
 
 TOKEN_TTL_MS: Final = 30 * 60 * 1000
@@ -55,6 +56,18 @@ class Pending:
     verdicts: list[dict[str, str]]
     scope: str
     query_level: int = DEFAULT_QUERY_LEVEL
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A proposal waiting for a person, as the review console lists it: its id (the
+    SHA-256 of its token, never the token) and the digest an approval is bound to."""
+
+    proposal_id: str
+    digest: str
+    pending: Pending
+    created_ms: int
+    expires_ms: int
 
 
 def _positive(value: Any) -> bool:
@@ -133,8 +146,56 @@ class Proposals:
 
         ``check`` may refuse the use before the token is spent.
         """
+        return self._use(_hash(token), None, "used", check)
+
+    def waiting(self) -> list[Waiting]:
+        """The proposals of this workspace still waiting, oldest first (the review
+        console's list; an edited entry is left out, as a commit would refuse it)."""
+        now, found = self._now(), []
+        for key, entry in self._read()["proposals"].items():
+            if entry.get("workspace") != self.workspace or entry.get("state") != "pending":
+                continue
+            level = entry.get("query_level", DEFAULT_QUERY_LEVEL)
+            if entry["expires_ms"] <= now or not _positive(level):
+                continue
+            if entry.get("candidates_digest") != self._digest(entry):
+                continue
+            pending = Pending(
+                entry["kind"], entry["candidates"], entry["verdicts"], entry["scope"], level
+            )
+            found.append(
+                Waiting(
+                    key,
+                    entry["candidates_digest"],
+                    pending,
+                    entry["created_ms"],
+                    entry["expires_ms"],
+                )
+            )
+        return sorted(found, key=lambda waiting: (waiting.created_ms, waiting.proposal_id))
+
+    def review(
+        self,
+        proposal_id: str,
+        digest: str,
+        approve: bool,
+        check: Callable[[Pending], None] | None = None,
+    ) -> Pending:
+        """A person's answer in the review console: the proposal ``proposal_id`` (see
+        :meth:`waiting`), once, and only while its candidates still have ``digest``.
+        Approving spends it as a commit would; declining keeps it as declined, so the
+        agent's later ``engram_commit`` is told why it fails."""
+        return self._use(proposal_id, digest, "used" if approve else "declined", check)
+
+    def _use(
+        self,
+        key: str,
+        digest: str | None,
+        state: str,
+        check: Callable[[Pending], None] | None,
+    ) -> Pending:
         with self._locked() as data:
-            entry = data["proposals"].get(_hash(token))
+            entry = data["proposals"].get(key)
             if entry is None or entry["expires_ms"] <= self._now():
                 raise ApprovalError("unknown, expired or already used approval_token")
             if entry.get("workspace") != self.workspace:
@@ -146,10 +207,12 @@ class Proposals:
             level = entry.get("query_level", DEFAULT_QUERY_LEVEL)
             if entry.get("candidates_digest") != self._digest(entry) or not _positive(level):
                 raise ApprovalTampered("the pending candidates were edited; propose again")
+            if digest is not None and digest != entry["candidates_digest"]:
+                raise ApprovalTampered("the proposal changed since it was shown; reload the page")
             pending = Pending(
                 entry["kind"], entry["candidates"], entry["verdicts"], entry["scope"], level
             )
             if check is not None:
                 check(pending)
-            entry["state"] = "used"
+            entry["state"] = state
         return pending

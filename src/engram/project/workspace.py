@@ -244,23 +244,29 @@ class ProjectMemory:
         self._count_use([memory_id])
         return LoadResult(text, [memory_id], [memory_id], [], [], estimate_tokens(text), None)
 
-    def search(self, query: str, limit: int = 10) -> Found:
+    def search(self, query: str, limit: int = 10, explain: bool = False) -> Found:
         """Ranked entries (id, type, scope, score, title, channels) and how they were
-        ranked: BM25, fused with the semantic channel where it ranks."""
+        ranked: BM25, fused with the semantic channel where it ranks. With ``explain``,
+        each entry also has ``ranks`` (its rank in each channel that found it) and its
+        ``bm25`` score (the review console draws each channel's share from them)."""
         _check_query(query)
         self.refresh()
         memories = self._memories()
         nearest = self._nearest(query, self.config())
         hits = self.index.search(query, limit if nearest is None else max(limit, FUSION_DEPTH))
+        lexical = [mid for mid, _, _ in hits]
         if nearest is None:
             ranked = [(mid, score) for mid, score, _ in hits]
-            channels = {mid: ["lexical"] for mid, _ in ranked}
+            rankings = {"lexical": lexical}
         else:
-            lexical = [mid for mid, _, _ in hits]
             close = [mid for mid in nearest[1] if mid in memories]
             ranked = hybrid(lexical, close)
-            found = {"lexical": set(lexical), "semantic": set(close)}
-            channels = {mid: [name for name in found if mid in found[name]] for mid, _ in ranked}
+            rankings = {"lexical": lexical, "semantic": close[:FUSION_DEPTH]}
+        ranks = {
+            name: {mid: rank for rank, mid in enumerate(ranking, start=1)}
+            for name, ranking in rankings.items()
+        }
+        bm25 = {mid: score for mid, score, _ in hits}
         entries = [
             {
                 "id": mid,
@@ -268,7 +274,15 @@ class ProjectMemory:
                 "scope": memories[mid].scope,
                 "score": round(score, 6),
                 "title": memories[mid].title,
-                "channels": channels[mid],
+                "channels": [name for name in ranks if mid in ranks[name]],
+                **(
+                    {
+                        "ranks": {name: ranks[name][mid] for name in ranks if mid in ranks[name]},
+                        "bm25": round(bm25.get(mid, 0.0), 6),
+                    }
+                    if explain
+                    else {}
+                ),
             }
             for mid, score in ranked
             if mid in memories
@@ -403,7 +417,17 @@ class ProjectMemory:
             if not isinstance(approve, str) and any(not 1 <= n <= count for n in approve):
                 raise CandidateError(f"approve numbers must be between 1 and {count}")
 
-        pending = self.proposals().take(token, check)
+        return self._write_approved(self.proposals().take(token, check), approve)
+
+    def review(self, proposal_id: str, digest: str, approve: bool) -> Outcome | None:
+        """A person's answer in the review console to a waiting proposal
+        (:meth:`Proposals.waiting`): approving writes every candidate, with the same
+        effect and guarantees as ``engram_commit`` (once, and only while the proposal
+        has ``digest``); declining writes nothing and returns ``None``."""
+        pending = self.proposals().review(proposal_id, digest, approve)
+        return self._write_approved(pending, "all") if approve else None
+
+    def _write_approved(self, pending: Pending, approve: str | list[int]) -> Outcome:
         if pending.kind == "note":
             saved = self.write_note(Memory(**pending.candidates[0]))
             return Outcome(

@@ -1,0 +1,207 @@
+"""The review console's web application: routes, the guard in front of them, rendering.
+
+Every route is a thin call of the domain (:class:`~engram.project.workspace.ProjectMemory`,
+:class:`~engram.memory.maintenance.Maintenance`, :class:`~engram.memory.overview.Overview`)
+rendered by a Jinja template with autoescaping on, so text an agent or a file wrote is
+always shown, never obeyed. Routes run on the server's one event-loop thread, one at a
+time: the console has one user, and the stores it opened are used from the thread that
+opened them.
+
+A domain refusal (an expired confirmation, a proposal that changed) is shown as a page
+with its message and status 409; a guard refusal with its own status.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from engram.console.guard import HEADERS, Guard, Refusal
+from engram.errors import EngramError
+
+if TYPE_CHECKING:
+    from engram.console.governed import GovernedView
+    from engram.project.workspace import ProjectMemory
+
+__all__ = ["Console", "build_app"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass
+class Console:
+    """What one console serves: the project (``None`` outside one) and governed views."""
+
+    guard: Guard
+    project: ProjectMemory | None
+    governed: list[GovernedView] = field(default_factory=list)
+    #: Why there is no project (shown on the page), when there is none.
+    no_project: str = ""
+
+
+def _environment() -> Environment:
+    environment = Environment(
+        loader=PackageLoader("engram.console", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["instant"] = _instant
+    environment.filters["day"] = _day
+    return environment
+
+
+def _instant(ms: int | None) -> str:
+    import datetime as dt
+
+    if ms is None:
+        return "—"
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _day(ms: int | None) -> str:
+    return _instant(ms)[:10]
+
+
+class Pages:
+    """Renders templates for one request, issuing the form tokens its actions need."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.environment = _environment()
+
+    def render(
+        self, request: Request, template: str, http_status: int = 200, **context: Any
+    ) -> HTMLResponse:
+        session: str | None = getattr(request.state, "session", None)
+
+        def form_token(action: str) -> str:
+            if session is None:
+                return ""
+            return self.console.guard.issue(session, action)
+
+        body = self.environment.get_template(template).render(
+            console=self.console,
+            here=request.url.path,
+            query=request.query_params,
+            form_token=form_token,
+            **context,
+        )
+        return HTMLResponse(body, status_code=http_status)
+
+
+async def form_of(request: Request) -> dict[str, str]:
+    """An ``application/x-www-form-urlencoded`` body (the only kind the pages send)."""
+    body = await request.body()
+    if len(body) > 64 * 1024:
+        raise Refusal(413, "this form is too large")
+    try:
+        fields = urllib.parse.parse_qs(body.decode("utf-8"), strict_parsing=False)
+    except UnicodeDecodeError as error:
+        raise Refusal(400, "this form is not UTF-8 text") from error
+    return {name: values[0] for name, values in fields.items()}
+
+
+def guarded(pages: Pages, handler: Handler, action: bool) -> Handler:
+    """The handler behind the guard: a session for every page; for an action, also the
+    console's Origin and an unspent form token for exactly this path."""
+    guard = pages.console.guard
+
+    async def run(request: Request) -> Response:
+        try:
+            request.state.session = guard.session(request.cookies.get(guard.cookie))
+            if action:
+                form = await form_of(request)
+                guard.spend(
+                    request.cookies.get(guard.cookie),
+                    request.headers.get("origin"),
+                    request.url.path,
+                    form.get("form_token", ""),
+                )
+                request.state.form = form
+            return await handler(request)
+        except Refusal as refusal:
+            return pages.render(request, "refused.html", refusal.status, reason=refusal.reason)
+        except EngramError as error:
+            return pages.render(request, "refused.html", 409, reason=error.detail)
+
+    return run
+
+
+def build_app(console: Console) -> Starlette:
+    """The console's ASGI application."""
+    from engram.console import governed_pages, project_pages
+
+    pages = Pages(console)
+    guard = console.guard
+
+    async def login(request: Request) -> Response:
+        try:
+            session = guard.log_in(request.query_params.get("secret"))
+        except Refusal as refusal:
+            return pages.render(request, "refused.html", refusal.status, reason=refusal.reason)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(guard.cookie, session, httponly=True, samesite="strict", path="/")
+        return response
+
+    async def home(request: Request) -> Response:
+        return pages.render(request, "home.html")
+
+    routes: list[Route | Mount] = [Route("/login", login)]
+    table: list[tuple[str, Handler, str]] = [
+        ("/", home, "GET"),
+        *project_pages.routes(pages),
+        *governed_pages.routes(pages),
+    ]
+    for path, handler, method in table:
+        routes.append(
+            Route(path, guarded(pages, handler, action=method == "POST"), methods=[method])
+        )
+    static = StaticFiles(directory=Path(__file__).with_name("static"))
+    routes.append(Mount("/static", static, name="static"))
+    return Starlette(routes=routes, middleware=[Middleware(Secured, guard=guard)])
+
+
+class Secured:
+    """Every answer carries :data:`HEADERS`; a request naming another host is refused
+    before any route runs (pure ASGI, so nothing else can answer first)."""
+
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+        self.app = app
+        self.guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope.get("headers", [])
+        }
+        extra = [(name.lower().encode(), value.encode()) for name, value in HEADERS.items()]
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        try:
+            self.guard.check_host(headers.get("host"))
+        except Refusal as refusal:
+            response = Response(refusal.reason + "\n", status_code=refusal.status)
+            await response(scope, receive, send_secured)
+            return
+        await self.app(scope, receive, send_secured)

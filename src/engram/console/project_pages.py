@@ -1,0 +1,244 @@
+"""The console's project memory pages: memories, one memory, search, what a task would
+load, and the proposals waiting for a person (approved or declined here as with
+``engram_commit``: once, and bound to the proposal's digest)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import subprocess
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from engram.console import charts
+from engram.console.markdown import render_markdown
+
+if TYPE_CHECKING:
+    from engram.console.app import Pages
+    from engram.project.memory_file import Memory
+    from engram.project.workspace import ProjectMemory
+
+__all__ = ["routes"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+#: Memories per page of the list.
+PAGE: Final = 100
+#: Age buckets of the "memory by age" chart: (label, at most this many days old).
+AGES: Final = (("this week", 7), ("this month", 31), ("this year", 366), ("older", 10**9))
+TYPES: Final = ("rule", "skill", "knowledge")
+
+
+def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
+    """The project pages, each with its method."""
+
+    def project_page(view: Callable[[Request, ProjectMemory], Response]) -> Handler:
+        async def run(request: Request) -> Response:
+            project = pages.console.project
+            if project is None:
+                return pages.render(request, "no_project.html", 404)
+            return view(request, project)
+
+        return run
+
+    def memories(request: Request, project: ProjectMemory) -> Response:
+        project.refresh()
+        every = sorted(project.index.memories(), key=lambda m: (TYPES.index(m.type), m.id))
+        wanted = {key: request.query_params.get(key, "") for key in ("type", "scope", "tier")}
+        shown = [m for m in every if all(not v or _facet(m, k) == v for k, v in wanted.items())]
+        page = _number(request.query_params.get("page"), 1)
+        today = dt.date.today()
+        return pages.render(
+            request,
+            "project_memories.html",
+            memories=shown[(page - 1) * PAGE : page * PAGE],
+            total=len(shown),
+            page=page,
+            pages_count=max(1, -(-len(shown) // PAGE)),
+            wanted=wanted,
+            by_type=charts.bars([(kind, sum(m.type == kind for m in every)) for kind in TYPES]),
+            by_age=charts.bars(_ages(every, today)),
+            status=project.status(),
+        )
+
+    def memory(request: Request, project: ProjectMemory) -> Response:
+        memory_id = request.path_params["memory_id"]
+        project.refresh()
+        found = project.index.memory(memory_id)
+        if found is None:
+            return pages.render(request, "refused.html", 404, reason=f"no memory {memory_id!r}")
+        path = _path_of(project, memory_id)
+        return pages.render(
+            request,
+            "project_memory.html",
+            memory=found,
+            html=render_markdown(found.body),
+            file=path,
+            health=_health(project, path),
+            history=_history(project, path),
+        )
+
+    def search(request: Request, project: ProjectMemory) -> Response:
+        query = request.query_params.get("q", "").strip()
+        found = project.search(query, 20, explain=True) if query else None
+        rows = []
+        if found is not None:
+            rows = charts.stacked(
+                [(entry["id"], _contributions(entry)) for entry in found.entries],
+                ["lexical", "semantic"],
+            )
+        return pages.render(request, "project_search.html", q=query, found=found, rows=rows)
+
+    def load(request: Request, project: ProjectMemory) -> Response:
+        task = request.query_params.get("task", "").strip()
+        budget = _number(request.query_params.get("budget"), 0) or None
+        result = None
+        if task:
+            result = project.load(
+                task, budget_tokens=min(budget or 0, 16_000) or None, explain=True
+            )
+        return pages.render(request, "project_load.html", task=task, budget=budget, result=result)
+
+    def proposals(request: Request, project: ProjectMemory) -> Response:
+        project.refresh()
+        waiting = project.proposals().waiting()
+        return pages.render(
+            request,
+            "project_proposals.html",
+            waiting=[(item, _reviewed(project, item.pending)) for item in waiting],
+            done=request.query_params.get("done", ""),
+        )
+
+    def decide(request: Request, project: ProjectMemory) -> Response:
+        form: dict[str, str] = request.state.form
+        decision = form.get("decision")
+        if decision not in ("approve", "decline"):
+            return pages.render(request, "refused.html", 400, reason="choose approve or decline")
+        outcome = project.review(
+            request.path_params["proposal_id"], form.get("digest", ""), decision == "approve"
+        )
+        written = len(outcome.written) if outcome is not None else 0
+        done = f"approved: {written} written" if outcome is not None else "declined"
+        return RedirectResponse("/project/proposals?" + _query(done=done), status_code=303)
+
+    return [
+        ("/project", project_page(memories), "GET"),
+        ("/project/memory/{memory_id:path}", project_page(memory), "GET"),
+        ("/project/search", project_page(search), "GET"),
+        ("/project/load", project_page(load), "GET"),
+        ("/project/proposals", project_page(proposals), "GET"),
+        ("/project/proposals/{proposal_id}", project_page(decide), "POST"),
+    ]
+
+
+def _query(**values: str) -> str:
+    import urllib.parse
+
+    return urllib.parse.urlencode(values)
+
+
+def _number(text: str | None, default: int) -> int:
+    return int(text) if text is not None and text.isdigit() and 0 < len(text) <= 6 else default
+
+
+def _facet(memory: Memory, key: str) -> str:
+    return {"type": memory.type, "scope": memory.scope, "tier": memory.tier}[key]
+
+
+def _ages(memories: list[Memory], today: dt.date) -> list[tuple[str, float]]:
+    counts: Counter[str] = Counter()
+    for memory in memories:
+        stamp = str(memory.get("updated") or memory.get("created") or "")
+        try:
+            days = (today - dt.date.fromisoformat(stamp)).days
+        except ValueError:
+            days = 10**9
+        counts[next(label for label, most in AGES if days <= most)] += 1
+    return [(label, counts[label]) for label, _ in AGES]
+
+
+def _contributions(entry: dict[str, Any]) -> dict[str, float]:
+    """Each channel's part of a fused score: ``1 / (k + rank)`` (reciprocal rank fusion);
+    a lexical-only ranking is all BM25's."""
+    from engram.search.fusion import RRF_K
+
+    ranks: dict[str, int] = entry.get("ranks", {})
+    if ranks.keys() == {"lexical"} and entry["channels"] == ["lexical"]:
+        return {"lexical": float(entry["score"])}
+    return {name: 1.0 / (RRF_K + rank) for name, rank in ranks.items()}
+
+
+def _path_of(project: ProjectMemory, memory_id: str) -> Path | None:
+    for state in project.index.files().values():
+        if state.memory_id == memory_id:
+            if state.path.startswith("global:"):
+                return project.global_layout.base / state.path.removeprefix("global:")
+            return project.layout.base / state.path
+    return None
+
+
+def _health(project: ProjectMemory, path: Path | None) -> list[str]:
+    """What is wrong with a memory's file, or ``["ok"]``."""
+    if path is None:
+        return ["no file"]
+    layout = project.global_layout if project.global_layout.base in path.parents else project.layout
+    relative = path.relative_to(layout.base).as_posix()
+    from engram.project.hashes import verify_hashes
+
+    status = next((e["status"] for e in verify_hashes(layout) if e["path"] == relative), "")
+    problems = [problem for where, problem in project.problems() if where.endswith(relative)]
+    found = [*([] if status == "ok" else [status or "not recorded"]), *problems]
+    return found or ["ok"]
+
+
+def _history(project: ProjectMemory, path: Path | None) -> list[str] | None:
+    """The file's Git log (newest first), or ``None`` outside a repository."""
+    if path is None:
+        return None
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "log",
+                "--follow",
+                "-n",
+                "30",
+                "--date=short",
+                "--format=%h  %ad  %an  %s",
+                "--",
+                str(path),
+            ],
+            cwd=project.layout.root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.splitlines()
+
+
+def _reviewed(project: ProjectMemory, pending: Any) -> list[dict[str, Any]]:
+    """Each candidate of a waiting proposal with its verdict and, for an update or a
+    supersession, a diff against the memory it would change."""
+    shown = []
+    for candidate, verdict in zip(pending.candidates, pending.verdicts, strict=False):
+        target = project.index.memory(verdict.get("target", "")) if verdict.get("target") else None
+        text = str(candidate.get("text", candidate.get("body", "")))
+        diff: list[str] = []
+        if target is not None and verdict.get("kind") in ("UPDATE", "SUPERSEDE", "NOOP"):
+            diff = list(
+                difflib.unified_diff(
+                    target.body.splitlines(), text.splitlines(), target.id, "proposed", lineterm=""
+                )
+            )
+        shown.append({"candidate": candidate, "verdict": verdict, "text": text, "diff": diff})
+    return shown

@@ -1,0 +1,77 @@
+"""Serving the console: a loopback socket, the printed URL, the server until Ctrl-C.
+
+The socket is bound before anything is opened, so a port in use is said at once; the
+project and the host profiles are opened once and closed when the server stops.
+uvicorn's access log is off: the login URL carries the one-time secret.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from engram.errors import NotInitialized, UsageError
+
+__all__ = ["serve"]
+
+
+def _bind(port: int) -> socket.socket:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.bind(("127.0.0.1", port))
+    except OSError as error:
+        listener.close()
+        raise UsageError(
+            f"port {port} on 127.0.0.1 is in use: give another with --port, or leave it out"
+            " for a free one"
+        ) from error
+    listener.listen(64)
+    return listener
+
+
+def serve(
+    start: Path,
+    profiles: Sequence[Path],
+    port: int,
+    say: Callable[[str], None],
+    open_browser: bool = False,
+) -> None:
+    """Serve the console for the project enclosing ``start`` and these host profiles."""
+    import uvicorn
+
+    from engram.compose import open_project
+    from engram.console.app import Console, build_app
+    from engram.console.governed import open_governed
+    from engram.console.guard import Guard
+
+    listener = _bind(port)
+    guard = Guard(listener.getsockname()[1])
+    try:
+        project, no_project = open_project(start), ""
+    except NotInitialized as error:
+        project, no_project = None, error.detail
+    governed = []
+    try:
+        governed = [open_governed(profile) for profile in profiles]
+        if project is None and not governed:
+            raise UsageError(
+                f"nothing to review: {no_project}, or give a host profile with --host-profile"
+            )
+        console = Console(guard, project, governed, no_project)
+        say(f"engram console: {guard.login_url}")
+        say("(the link works once; stop the console with Ctrl-C)")
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(guard.login_url)
+        config = uvicorn.Config(
+            build_app(console), log_level="warning", access_log=False, lifespan="off"
+        )
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        listener.close()
+        for view in governed:
+            view.close()
+        if project is not None:
+            project.close()
