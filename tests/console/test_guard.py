@@ -142,6 +142,6 @@ def test_every_answer_forbids_scripts_framing_referrers_and_caching() -> None:
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
         " frame-ancestors 'none'; base-uri 'none'"
     )
-    assert HEADERS["Referrer-Policy"] == "no-referrer"
+    assert HEADERS["Referrer-Policy"] == "same-origin"
     assert HEADERS["X-Frame-Options"] == "DENY"
     assert HEADERS["Cache-Control"] == "no-store"

@@ -6,7 +6,6 @@ through MCP."""
 
 from __future__ import annotations
 
-import datetime as dt
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
@@ -15,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from engram.console import charts
+from engram.memory.lifecycle import RECORD_STATES
 
 if TYPE_CHECKING:
     from engram.console.app import Pages
@@ -25,16 +25,8 @@ __all__ = ["routes"]
 Handler = Callable[[Request], Awaitable[Response]]
 
 #: The kinds of the activity chart, in legend order (Overview.activity's fields).
-ACTIVITY: Final = ("captures", "admissions", "rejections", "held", "withdraws", "forgets")
-STATES: Final = (
-    "accepted_current",
-    "disputed",
-    "superseded",
-    "expired",
-    "invalidated_trust",
-    "withdrawn",
-    "forgotten",
-)
+ACTIVITY: Final = ("captures", "accepted", "rejected", "held", "withdrawn", "forgotten")
+STATES: Final = RECORD_STATES
 
 
 def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
@@ -53,10 +45,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         waiting = view.maintenance.pending()
         days = view.overview.activity(30)
         chart = charts.columns(
-            [
-                (_day_label(day.day), {kind: getattr(day, kind) for kind in ACTIVITY})
-                for day in days
-            ],
+            [(day.date, {kind: getattr(day, kind) for kind in ACTIVITY}) for day in days],
             ACTIVITY,
         )
         counts = view.overview.counts()
@@ -155,7 +144,3 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
 def _back(number: int, done: str) -> Response:
     query = urllib.parse.urlencode({"done": done})
     return RedirectResponse(f"/governed/{number}?{query}", status_code=303)
-
-
-def _day_label(day: int) -> str:
-    return (dt.date(1970, 1, 1) + dt.timedelta(days=day)).isoformat()

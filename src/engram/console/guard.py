@@ -15,8 +15,9 @@ bank's would be, on a loopback port any local program can reach:
   bound to the session, valid for :data:`FORM_TTL_S`, and spent by its first use, so a
   replayed form is refused;
 - **headers**: a strict Content-Security-Policy (nothing but the console's own style
-  sheet; no script at all), no framing, no referrer (the secret never leaves in one),
-  no caching.
+  sheet; no script at all), no framing, no caching, and a referrer only to the console
+  itself (``no-referrer`` would make chromium send ``Origin: null`` with the console's
+  own forms).
 
 Clocks are monotonic seconds; the secret, sessions and tokens live only in this process.
 """
@@ -45,7 +46,7 @@ HEADERS: Final = {
     ),
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",

@@ -1,0 +1,381 @@
+"""The review console in a real browser (Debian's chromium, headless), used as the person
+who approves uses it: log in with the printed link, look at every view (each saved as a
+screenshot), approve and decline what agents asked for, and watch the agents' next calls
+see the decision. Every action is also tried without the session, from another page,
+and replayed: each is refused and changes nothing."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from engram.testing import (
+    LineClient,
+    call,
+    current_capture_args,
+    data_of,
+    host_profile,
+    value,
+)
+from engram.testing.projects import Project
+from tests.console.conftest import RunningConsole, screenshot, start_console
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+LINES = (
+    "TYPE: rule | TEXT: Run the release script only from a clean checkout\n"
+    "TYPE: knowledge | TEXT: Payment retries back off exponentially with jitter,"
+    " <b>never</b> in a tight loop\n"
+)
+RECORD_TEXT = "Release tarballs are verified with sha256 digests before upload."
+
+
+def _by_css(driver: WebDriver, selector: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def _all_css(driver: WebDriver, selector: str) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(driver.find_elements(By.CSS_SELECTOR, selector))
+
+
+def _click(driver: WebDriver, selector: str) -> None:
+    """Click and wait (at most 30 s) for the page it leads to."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    page = _by_css(driver, "html")
+    _by_css(driver, selector).click()
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+
+
+def _log_in(driver: WebDriver, console: RunningConsole) -> None:
+    driver.get(console.login_url)
+    assert driver.current_url == console.origin + "/"
+
+
+@pytest.fixture
+def agent(project: Project) -> Iterator[LineClient]:
+    """An agent's engram-mcp in the project (its client shows no dialog)."""
+    server = project.start()
+    yield server
+    server.close()
+
+
+def _propose(agent: LineClient) -> str:
+    """The agent proposes two memories: the token flow."""
+    data = data_of(call(agent, "engram_save_session", {"text": LINES}))
+    assert data["saved"] is False
+    return str(data["approval_token"])
+
+
+def _commit_error(agent: LineClient, token: str) -> dict[str, Any]:
+    reply = call(agent, "engram_commit", {"approval_token": token, "approve": "all"})
+    error: dict[str, Any] = reply["result"]["structuredContent"]["error"]
+    return error
+
+
+# --- project memory ----------------------------------------------------------------------
+
+
+def test_approving_a_proposal_in_the_page_writes_its_memory_files(
+    project: Project, agent: LineClient, browser: WebDriver
+) -> None:
+    token = _propose(agent)
+    console = start_console(project)
+    try:
+        _log_in(browser, console)
+        screenshot(browser, "home")
+        browser.get(console.origin + "/project/proposals")
+        assert "<b>never</b>" in _by_css(browser, "#proposal-1").text  # shown, not obeyed
+        assert _all_css(browser, "#proposal-1 b") == []
+        screenshot(browser, "project-proposals")
+
+        _click(browser, "#proposal-1 button.approve")
+
+        assert _by_css(browser, "#done").text == "approved: 2 written"
+        assert _by_css(browser, "#none-waiting").text == "No proposal is waiting."
+    finally:
+        console.stop()
+    assert project.files() == [
+        "knowledge/knowledge-payment-retries-back-off-exponentially-with-jitter-2987a183.md",
+        "rules/run-the-release-script-only-from-a-clean-checkout.md",
+    ]
+    error = _commit_error(agent, token)
+    assert error["code"] == "APPROVAL_INVALID"
+    assert error["message"] == "approval_token was already used"
+
+
+def test_declining_a_proposal_writes_nothing_and_the_agents_commit_is_told_why(
+    project: Project, agent: LineClient, browser: WebDriver
+) -> None:
+    token = _propose(agent)
+    console = start_console(project)
+    try:
+        _log_in(browser, console)
+        browser.get(console.origin + "/project/proposals")
+        _click(browser, "#proposal-1 button.decline")
+        assert _by_css(browser, "#done").text == "declined"
+    finally:
+        console.stop()
+    assert project.files() == []
+    error = _commit_error(agent, token)
+    assert error["message"] == "approval was declined in the approval dialog"
+
+
+def test_the_project_views_show_memories_search_scores_and_what_a_task_loads(
+    project: Project, browser: WebDriver
+) -> None:
+    project.write_memory("release-checklist", "rule", "Tag the release after the changelog.")
+    project.write_memory("retry-policy", "knowledge", "Retries back off exponentially.")
+    project.write_memory("style-guide", "skill", "Use black for Python code.")
+    console = start_console(project)
+    try:
+        _log_in(browser, console)
+        browser.get(console.origin + "/project")
+        rows = [row.text for row in _all_css(browser, "#memories tbody tr")]
+        assert [row.split()[0] for row in rows] == [
+            "release-checklist",
+            "style-guide",
+            "retry-policy",
+        ]
+        screenshot(browser, "project-memories")
+
+        browser.get(console.origin + "/project/memory/release-checklist")
+        assert _by_css(browser, "#body h1").text == "Release checklist"
+        assert "Tag the release after the changelog." in _by_css(browser, "#body").text
+        assert _by_css(browser, "#health").text == "Health: missing hash"
+        screenshot(browser, "project-memory")
+
+        browser.get(console.origin + "/project/search?q=release+changelog")
+        first = _by_css(browser, "#results tbody tr")
+        assert "release-checklist" in first.text
+        assert "lexical #1" in first.text
+        assert len(_all_css(browser, "#results svg.share rect.kind-lexical")) >= 1
+        screenshot(browser, "project-search")
+
+        browser.get(console.origin + "/project/load?task=tag+the+release&budget=800")
+        assert "release-checklist" in _by_css(browser, "#explain").text
+        assert _by_css(browser, "#packed").text.startswith("# Engram memory for: tag the release")
+        screenshot(browser, "project-load")
+    finally:
+        console.stop()
+
+
+# --- governed memory ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def governed(tmp_path: Path, project: Project) -> Iterator[tuple[Path, LineClient]]:
+    """A host profile (the operator confirms) and an agent's engram-mcp serving it."""
+    profile = host_profile(tmp_path / "host", tenant="acme", workspace="payments")
+    agent = project.start("--host-profile", str(profile))
+    yield profile, agent
+    agent.close()
+
+
+def _admit(agent: LineClient, key: str) -> str:
+    arguments = current_capture_args(text=RECORD_TEXT, key=f"{key}.capture-000001")
+    candidate = value(call(agent, "engram_memory_capture", arguments))["candidate_id"]
+    admitted = value(
+        call(
+            agent,
+            "engram_memory_request_admission",
+            {"candidate_id": candidate, "idempotency_key": f"{key}.admission-0001"},
+        )
+    )
+    return str(admitted["outcome"]["record_id"])
+
+
+def _forget(agent: LineClient, record_id: str) -> dict[str, Any]:
+    reply = call(
+        agent,
+        "engram_memory_forget",
+        {
+            "record_id": record_id,
+            "idempotency_key": "forget-key-000001",
+            "reason_ref": "reason:<img src=x>obsolete",
+        },
+    )
+    envelope: dict[str, Any] = reply["result"]["structuredContent"]
+    return envelope
+
+
+def test_confirming_a_forget_in_the_page_lets_the_agents_retry_run(
+    project: Project, governed: tuple[Path, LineClient], browser: WebDriver
+) -> None:
+    profile, agent = governed
+    record_id = _admit(agent, "fact-one")
+    assert _forget(agent, record_id)["error"]["code"] == "gate_failed"
+    console = start_console(project, "--host-profile", str(profile))
+    try:
+        _log_in(browser, console)
+        browser.get(console.origin + "/governed/0")
+        row = _by_css(browser, "#confirmations tbody tr")
+        assert f"forget {record_id}" in row.text
+        assert "reason:<img src=x>obsolete" in row.text  # the agent's text, shown as text
+        assert _all_css(browser, "#confirmations img") == []
+        screenshot(browser, "governed-overview")
+
+        _click(browser, "#confirmations button.approve")
+
+        assert _by_css(browser, "#done").text == (
+            f"approved forget of {record_id} for 300 s: the agent may retry now"
+        )
+        forgotten = _forget(agent, record_id)
+        assert forgotten["ok"] is True
+        assert forgotten["output"]["value"]["receipt"]["to_state"] == "tombstoned"
+
+        browser.get(console.origin + f"/governed/0/records/{record_id}")
+        assert _by_css(browser, "#state").text == "tombstoned"
+        lifecycle = _by_css(browser, "#lifecycle").text
+        assert "capture" in lifecycle
+        assert "tombstone" in lifecycle
+        assert RECORD_TEXT not in browser.page_source
+        screenshot(browser, "governed-record")
+    finally:
+        console.stop()
+
+
+def test_denying_a_forget_in_the_page_refuses_the_agents_retry(
+    project: Project, governed: tuple[Path, LineClient], browser: WebDriver
+) -> None:
+    profile, agent = governed
+    record_id = _admit(agent, "fact-two")
+    _forget(agent, record_id)
+    console = start_console(project, "--host-profile", str(profile))
+    try:
+        _log_in(browser, console)
+        browser.get(console.origin + "/governed/0")
+        _click(browser, "#confirmations button.decline")
+        assert _by_css(browser, "#done").text == f"denied forget of {record_id}"
+
+        retried = _forget(agent, record_id)
+
+        assert retried["ok"] is False
+        assert retried["error"]["code"] == "gate_failed"
+        browser.get(console.origin + "/governed/0")
+        assert _by_css(browser, "#confirmations tbody").text == "Nothing to confirm."
+        browser.get(console.origin + f"/governed/0/records/{record_id}")
+        assert _by_css(browser, "#state").text == "accepted_current"
+        assert _by_css(browser, "#content").text == RECORD_TEXT
+    finally:
+        console.stop()
+
+
+def test_the_governed_views_show_records_the_verified_journal_and_the_audit(
+    project: Project, governed: tuple[Path, LineClient], browser: WebDriver
+) -> None:
+    profile, agent = governed
+    records = [_admit(agent, f"fact-{n}") for n in range(3)]
+    console = start_console(project, "--host-profile", str(profile))
+    try:
+        _log_in(browser, console)
+        browser.get(console.origin + "/governed/0/records")
+        listed = [row.text.split()[0] for row in _all_css(browser, "#records tbody tr")]
+        assert sorted(listed) == sorted(records)
+        screenshot(browser, "governed-records")
+
+        browser.get(console.origin + "/governed/0/journal")
+        assert len(_all_css(browser, "#journal li")) == 6  # 3 captures, 3 admissions
+        _click(browser, "#verify")
+        assert _by_css(browser, "#verified").text == "the chain verifies: 6 events"
+        screenshot(browser, "governed-journal")
+
+        browser.get(console.origin + "/governed/0/audit?tool=request_admission")
+        tools = {row.text.split()[3] for row in _all_css(browser, "#audit tbody tr")}
+        assert tools == {"request_admission"}
+        screenshot(browser, "governed-audit")
+    finally:
+        console.stop()
+
+
+# --- refusals ----------------------------------------------------------------------------
+
+
+class _ForeignPage(http.server.BaseHTTPRequestHandler):
+    """A page of another origin (another port) whose form posts to the console."""
+
+    form = ""
+
+    def do_GET(self) -> None:
+        body = self.form.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        """Quiet."""
+
+
+def test_actions_without_the_session_from_another_page_or_replayed_are_refused(
+    project: Project, agent: LineClient, browser: WebDriver
+) -> None:
+    _propose(agent)
+    console = start_console(project)
+    foreign = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ForeignPage)
+    threading.Thread(target=foreign.serve_forever, daemon=True).start()
+    try:
+        _log_in(browser, console)
+        browser.get(console.origin + "/project/proposals")
+        form = _by_css(browser, "#proposal-1 form")
+        action = form.get_attribute("action")
+        token = _by_css(browser, "#proposal-1 form input[name=form_token]").get_attribute("value")
+        digest = _by_css(browser, "#proposal-1 form input[name=digest]").get_attribute("value")
+
+        # Another page (same machine, another port) posts the console's own form.
+        _ForeignPage.form = (
+            f'<form method="post" action="{action}"><input name="form_token" value="{token}">'
+            f'<input name="digest" value="{digest}"><input name="decision" value="approve">'
+            '<button id="go">go</button></form>'
+        )
+        browser.get(f"http://127.0.0.1:{foreign.server_address[1]}/")
+        _click(browser, "#go")
+        assert _by_css(browser, "#refusal").text == (
+            "this action came from another page: use the console itself"
+        )
+        screenshot(browser, "refused")
+
+        # The same form, without the session.
+        browser.get(console.origin + "/project/proposals")
+        browser.delete_all_cookies()
+        _click(browser, "#proposal-1 button.approve")
+        assert _by_css(browser, "#refusal").text.startswith("no console session:")
+
+        # Logged in again (a new console: the link worked once), a form used twice.
+        assert project.files() == []
+    finally:
+        console.stop()
+        foreign.shutdown()
+        foreign.server_close()
+    console = start_console(project)
+    try:
+        _log_in(browser, console)
+        browser.get(console.origin + "/project/proposals")
+        replay = browser.execute_script(  # type: ignore[no-untyped-call]
+            "return document.querySelector('#proposal-1 form.inline').outerHTML"
+        )
+        _click(browser, "#proposal-1 button.approve")
+        assert _by_css(browser, "#done").text == "approved: 2 written"
+        browser.execute_script(  # type: ignore[no-untyped-call]
+            "document.body.insertAdjacentHTML('beforeend', arguments[0]);"
+            " document.body.lastElementChild.submit();",
+            replay,
+        )
+        assert _by_css(browser, "#refusal").text == (
+            "this form was already used or is not this page's: reload the page"
+        )
+    finally:
+        console.stop()
+    assert len(project.files()) == 2
