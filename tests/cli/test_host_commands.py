@@ -182,6 +182,21 @@ def test_confirm_approves_the_request_and_the_agents_retry_forgets(profile: Path
     assert _get(profile, record_id)["error"]["code"] == "NOT_FOUND"
 
 
+def test_deny_refuses_the_request_and_the_agents_retry_fails_the_gate(profile: Path) -> None:
+    record_id = _admit(profile)
+    _agent_call(profile, "forget", _forget_args(record_id))
+    [request] = _pending_json(profile)["confirmations"]
+
+    denied = _host("deny", request["request_id"], "--host-profile", profile)
+
+    assert denied.exit_code == 0, denied.output
+    assert denied.stdout == f"denied forget of {record_id}\n"
+    retry = _agent_call(profile, "forget", _forget_args(record_id))
+    assert retry["error"]["code"] == "gate_failed"
+    assert _host("pending", "--host-profile", profile).stdout == "nothing is waiting\n"
+    assert _get(profile, record_id)["ok"] is True
+
+
 def test_confirm_of_an_unknown_request_exits_1_with_an_engram_message(profile: Path) -> None:
     result = _host("confirm", "conf_" + "a" * 24, "--host-profile", profile)
 

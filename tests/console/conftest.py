@@ -41,19 +41,26 @@ class RunningConsole:
     login_url: str
     port: int
     lines: list[str] = field(default_factory=list)
+    pending: queue.Queue[str | None] = field(default_factory=queue.Queue)
+    stderr: str | None = None
 
     @property
     def origin(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> str:
-        """Stop it as Ctrl-C would; what it wrote on stderr."""
+        """Stop it as Ctrl-C would (once); what it wrote on stderr."""
+        if self.stderr is not None:
+            return self.stderr
         self.process.terminate()
         try:
             _, err = self.process.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
             _, err = self.process.communicate(timeout=30)
+        while (line := self.pending.get(timeout=30)) is not None:
+            self.lines.append(line)
+        self.stderr = err
         return err
 
 
@@ -70,20 +77,28 @@ def start_console(
         text=True,
     )
     assert process.stdout is not None
-    lines: queue.Queue[str] = queue.Queue()
+    lines: queue.Queue[str | None] = queue.Queue()
     stdout = process.stdout
-    threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+
+    def read() -> None:
+        for line in stdout:
+            lines.put(line)
+        lines.put(None)  # the end
+
+    threading.Thread(target=read, daemon=True).start()
     seen = []
     while True:
         try:
             line = lines.get(timeout=60)
         except queue.Empty:
+            line = None
+        if line is None:
             process.kill()
-            raise AssertionError(f"engram console printed no URL: {seen}") from None
+            raise AssertionError(f"engram console printed no URL: {seen}")
         seen.append(line)
         match = URL.search(line)
         if match:
-            return RunningConsole(process, match.group(1), int(match.group(2)), seen)
+            return RunningConsole(process, match.group(1), int(match.group(2)), seen, lines)
 
 
 @pytest.fixture

@@ -1,0 +1,214 @@
+"""``engram console`` over plain HTTP, as any local program could reach it: what every
+answer carries, who is refused, what the command prints, and what it never shows."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engram.console.guard import HEADERS
+from engram.testing import current_capture_args, host_profile, run_engram
+from engram.testing.projects import Project
+from tests.console.conftest import RunningConsole, start_console
+
+PENDING_TEXT = "Quarterly numbers leak to the press on 2027-01-04 via the staging bucket."
+
+
+def _get(
+    console: RunningConsole, path: str, cookie: str | None = None, **headers: str
+) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", console.port, timeout=30)
+    sent = {**({"Cookie": cookie} if cookie else {}), **headers}
+    connection.request("GET", path, headers=sent)
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response
+
+
+def _post(
+    console: RunningConsole, path: str, body: str, cookie: str, origin: str
+) -> tuple[int, str]:
+    connection = http.client.HTTPConnection("127.0.0.1", console.port, timeout=30)
+    connection.request(
+        "POST",
+        path,
+        body=body,
+        headers={
+            "Cookie": cookie,
+            "Origin": origin,
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
+    )
+    response = connection.getresponse()
+    text = response.read().decode()
+    connection.close()
+    return response.status, text
+
+
+def _page(console: RunningConsole, path: str, cookie: str) -> str:
+    connection = http.client.HTTPConnection("127.0.0.1", console.port, timeout=30)
+    connection.request("GET", path, headers={"Cookie": cookie})
+    response = connection.getresponse()
+    text = response.read().decode()
+    connection.close()
+    assert response.status == 200, (path, text)
+    return text
+
+
+def _log_in(console: RunningConsole) -> str:
+    response = _get(console, console.login_url.removeprefix(console.origin))
+    assert response.status == 303
+    assert response.getheader("location") == "/"
+    return str(response.getheader("set-cookie")).split(";", 1)[0]
+
+
+@pytest.fixture
+def profile(tmp_path: Path) -> Path:
+    return host_profile(tmp_path / "host", tenant="acme", workspace="payments")
+
+
+@pytest.fixture
+def both(project: Project, profile: Path) -> Iterator[RunningConsole]:
+    running = start_console(project, "--host-profile", str(profile))
+    yield running
+    running.stop()
+
+
+def test_the_login_link_sets_a_strict_http_only_cookie_named_after_the_port(
+    console: RunningConsole,
+) -> None:
+    response = _get(console, console.login_url.removeprefix(console.origin))
+
+    cookie = str(response.getheader("set-cookie"))
+    name, rest = cookie.split("=", 1)
+    assert name == f"engram_console_{console.port}"
+    attributes = {part.strip().lower() for part in rest.split(";")[1:]}
+    assert attributes == {"httponly", "path=/", "samesite=strict"}
+
+
+def test_the_login_link_works_once(console: RunningConsole) -> None:
+    _log_in(console)
+
+    again = _get(console, console.login_url.removeprefix(console.origin))
+
+    assert again.status == 403
+    assert again.getheader("set-cookie") is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/project", "/project/proposals", "/governed/0", "/static/console.css", "/nope"],
+)
+def test_every_answer_carries_the_security_headers(console: RunningConsole, path: str) -> None:
+    cookie = _log_in(console)
+
+    for response in (_get(console, path, cookie), _get(console, path)):
+        for name, expected in HEADERS.items():
+            assert response.getheader(name) == expected, (path, name)
+
+
+def test_a_page_without_the_session_is_refused(console: RunningConsole) -> None:
+    for path in ("/", "/project", "/project/search?q=x", "/governed/0/journal"):
+        assert _get(console, path).status == 401
+        assert _get(console, path, f"engram_console_{console.port}=forged").status == 401
+
+
+def test_a_request_naming_another_host_is_refused_even_with_the_session(
+    console: RunningConsole,
+) -> None:
+    cookie = _log_in(console)
+
+    for host in ("attacker.example", f"attacker.example:{console.port}", "127.0.0.1:1"):
+        assert _get(console, "/", cookie, Host=host).status == 421
+
+
+def test_an_action_without_its_form_token_or_by_get_is_refused(console: RunningConsole) -> None:
+    cookie = _log_in(console)
+    path = "/project/proposals/" + "0" * 64
+
+    status, text = _post(console, path, "decision=approve", cookie, console.origin)
+
+    assert status == 403
+    assert "this form was already used or is not this page&#39;s: reload the page" in text
+    assert _get(console, path, cookie).status == 405
+
+
+def test_the_command_prints_the_url_and_stderr_never_carries_the_secret(
+    console: RunningConsole,
+) -> None:
+    cookie = _log_in(console)
+    _page(console, "/project", cookie)
+
+    err = console.stop()
+
+    assert console.lines == [
+        f"engram console: {console.login_url}\n",
+        "(the link works once; stop the console with Ctrl-C)\n",
+    ]
+    assert console.login_url.split("secret=")[1] not in err
+
+
+def test_a_port_in_use_is_said_with_the_next_step(project: Project) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = run_engram("console", "--port", str(port), cwd=project.root, env=project.env)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"engram: port {port} on 127.0.0.1 is in use: give another with --port, or leave it"
+        " out for a free one\n"
+    )
+
+
+def test_outside_a_project_and_without_a_profile_there_is_nothing_to_review(
+    tmp_path: Path,
+) -> None:
+    result = run_engram("console", cwd=tmp_path, env={"ENGRAM_GLOBAL_DIR": str(tmp_path / "g")})
+
+    assert result.returncode == 2
+    assert result.stderr.startswith("engram: nothing to review: no .agents/.engram in ")
+    assert result.stderr.endswith(
+        "run `engram init` in the repository's root, or give a host profile with --host-profile\n"
+    )
+
+
+def test_no_page_shows_a_pending_candidates_text(
+    project: Project, profile: Path, tmp_path: Path
+) -> None:
+    agent = project.start("--host-profile", str(profile))
+    from engram.testing import call, value
+
+    captured = value(
+        call(
+            agent,
+            "engram_memory_capture",
+            current_capture_args(text=PENDING_TEXT, key="pending.capture-0001"),
+        )
+    )
+    agent.close()
+    console = start_console(project, "--host-profile", str(profile))
+    try:
+        cookie = _log_in(console)
+        pages = [
+            _page(console, path, cookie)
+            for path in (
+                "/",
+                "/governed/0",
+                "/governed/0/records",
+                "/governed/0/journal",
+                "/governed/0/audit",
+            )
+        ]
+    finally:
+        err = console.stop()
+    assert captured["candidate_id"] in pages[3]  # the journal names it
+    for text in [*pages, err]:
+        assert "Quarterly numbers" not in text
+        assert "staging bucket" not in text
