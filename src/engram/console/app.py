@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engram.console.guard import HEADERS, Guard, Refusal
 from engram.errors import EngramError
+from engram.project.results import plural
 
 if TYPE_CHECKING:
     from engram.console.governed import GovernedView
@@ -61,6 +62,7 @@ def _environment() -> Environment:
     )
     environment.filters["instant"] = _instant
     environment.filters["day"] = _day
+    environment.filters["counted"] = plural
     return environment
 
 

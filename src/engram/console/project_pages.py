@@ -47,8 +47,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         return run
 
     def memories(request: Request, project: ProjectMemory) -> Response:
-        project.refresh()
-        every = sorted(project.index.memories(), key=lambda m: (TYPES.index(m.type), m.id))
+        every = sorted(project.memories(), key=lambda m: (TYPES.index(m.type), m.id))
         wanted = {key: request.query_params.get(key, "") for key in ("type", "scope", "tier")}
         shown = [m for m in every if all(not v or _facet(m, k) == v for k, v in wanted.items())]
         page = _number(request.query_params.get("page"), 1)
@@ -63,7 +62,8 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             wanted=wanted,
             by_type=charts.bars([(kind, sum(m.type == kind for m in every)) for kind in TYPES]),
             by_age=charts.bars(_ages(every, today)),
-            status=project.status(),
+            counts=_counts(every),
+            unhealthy=sum(1 for problems in project.health().values() if problems),
         )
 
     def memory(request: Request, project: ProjectMemory) -> Response:
@@ -72,15 +72,16 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         found = project.index.memory(memory_id)
         if found is None:
             return pages.render(request, "refused.html", 404, reason=f"no memory {memory_id!r}")
-        path = _path_of(project, memory_id)
+        located = _path_of(project, memory_id)
+        problems = project.health().get(located[0], []) if located else ["no file"]
         return pages.render(
             request,
             "project_memory.html",
             memory=found,
             html=render_markdown(found.body),
-            file=path,
-            health=_health(project, path),
-            history=_history(project, path),
+            file=located[1] if located else None,
+            health=problems or ["ok"],
+            history=_history(project, located[1] if located else None),
         )
 
     def search(request: Request, project: ProjectMemory) -> Response:
@@ -150,6 +151,14 @@ def _facet(memory: Memory, key: str) -> str:
     return {"type": memory.type, "scope": memory.scope, "tier": memory.tier}[key]
 
 
+def _counts(memories: list[Memory]) -> dict[str, int]:
+    counts = Counter(m.type for m in memories if m.tier != "working")
+    return {
+        **{kind: counts[kind] for kind in TYPES},
+        "notes": sum(m.tier == "working" for m in memories),
+    }
+
+
 def _ages(memories: list[Memory], today: dt.date) -> list[tuple[str, float]]:
     counts: Counter[str] = Counter()
     for memory in memories:
@@ -173,27 +182,14 @@ def _contributions(entry: dict[str, Any]) -> dict[str, float]:
     return {name: 1.0 / (RRF_K + rank) for name, rank in ranks.items()}
 
 
-def _path_of(project: ProjectMemory, memory_id: str) -> Path | None:
+def _path_of(project: ProjectMemory, memory_id: str) -> tuple[str, Path] | None:
+    """The index path of a memory's file and where it is on disk."""
     for state in project.index.files().values():
-        if state.memory_id == memory_id:
+        if state.memory_id == memory_id and not (state.problem or "").startswith("shadowed"):
             if state.path.startswith("global:"):
-                return project.global_layout.base / state.path.removeprefix("global:")
-            return project.layout.base / state.path
+                return state.path, project.global_layout.base / state.path.removeprefix("global:")
+            return state.path, project.layout.base / state.path
     return None
-
-
-def _health(project: ProjectMemory, path: Path | None) -> list[str]:
-    """What is wrong with a memory's file, or ``["ok"]``."""
-    if path is None:
-        return ["no file"]
-    layout = project.global_layout if project.global_layout.base in path.parents else project.layout
-    relative = path.relative_to(layout.base).as_posix()
-    from engram.project.hashes import verify_hashes
-
-    status = next((e["status"] for e in verify_hashes(layout) if e["path"] == relative), "")
-    problems = [problem for where, problem in project.problems() if where.endswith(relative)]
-    found = [*([] if status == "ok" else [status or "not recorded"]), *problems]
-    return found or ["ok"]
 
 
 def _history(project: ProjectMemory, path: Path | None) -> list[str] | None:

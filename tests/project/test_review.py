@@ -1,0 +1,117 @@
+"""What the review console asks of project memory: the proposals waiting (by id, never
+by token), a person's approval or decline bound to the proposal's digest and spent once,
+each file's health from the index, and the search receipt of each channel's rank."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.project.approvals import ApprovalDeclined, ApprovalError, ApprovalTampered
+from engram.project.layout import Layout
+from engram.project.workspace import ProjectMemory
+from tests.project.conftest import write_memory_file
+from tests.project.test_approvals import TWO, md_files, propose
+
+
+def test_waiting_lists_a_proposal_by_the_hash_of_its_token_with_its_digest(
+    memory: ProjectMemory,
+) -> None:
+    import hashlib
+
+    token = propose(memory)
+
+    [waiting] = memory.proposals().waiting()
+
+    assert waiting.proposal_id == hashlib.sha256(token.encode()).hexdigest()
+    assert waiting.digest.startswith("sha256:")
+    assert [c["text"] for c in waiting.pending.candidates] == [
+        "Use tabs",
+        "The staging host is bluebird",
+    ]
+    assert waiting.expires_ms - waiting.created_ms == 30 * 60 * 1000
+
+
+def test_approving_in_review_writes_every_candidate_and_spends_the_token(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    token = propose(memory)
+    [waiting] = memory.proposals().waiting()
+
+    outcome = memory.review(waiting.proposal_id, waiting.digest, approve=True)
+
+    assert outcome is not None
+    assert [entry["verdict"] for entry in outcome.written] == ["ADD", "ADD"]
+    assert md_files(layout) == [
+        "knowledge/the-staging-host-is-bluebird.md",
+        "rules/use-tabs.md",
+    ]
+    assert memory.proposals().waiting() == []
+    with pytest.raises(ApprovalError) as again:
+        memory.review(waiting.proposal_id, waiting.digest, approve=True)
+    assert again.value.detail == "approval_token was already used"
+    with pytest.raises(ApprovalError):
+        memory.commit(token, "all")
+
+
+def test_declining_in_review_writes_nothing_and_the_agents_commit_is_told_why(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    token = propose(memory)
+    [waiting] = memory.proposals().waiting()
+
+    assert memory.review(waiting.proposal_id, waiting.digest, approve=False) is None
+
+    assert md_files(layout) == []
+    assert memory.proposals().waiting() == []
+    with pytest.raises(ApprovalDeclined):
+        memory.commit(token, "all")
+
+
+def test_a_review_of_another_digest_is_refused_and_spends_nothing(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    propose(memory)
+    [waiting] = memory.proposals().waiting()
+
+    with pytest.raises(ApprovalTampered) as changed:
+        memory.review(waiting.proposal_id, "sha256:" + "0" * 64, approve=True)
+
+    assert changed.value.detail == "the proposal changed since it was shown; reload the page"
+    assert md_files(layout) == []
+    assert memory.review(waiting.proposal_id, waiting.digest, approve=True) is not None
+
+
+def test_an_edited_proposal_is_not_listed_as_waiting(memory: ProjectMemory, layout: Layout) -> None:
+    propose(memory)
+    layout.pending.write_text(layout.pending.read_text().replace("Use tabs", "Use spaces"))
+
+    assert memory.proposals().waiting() == []
+
+
+def test_health_compares_the_indexed_hash_with_the_recorded_one(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    memory.commit(propose(memory, TWO), "all")
+    write_memory_file(layout, "by-hand", content="Written outside engram.")
+    edited = layout.folder("rules") / "use-tabs.md"
+    edited.write_text(edited.read_text() + "\nAn edit.\n")
+
+    assert memory.health() == {
+        "knowledge/by-hand.md": ["missing hash"],
+        "knowledge/the-staging-host-is-bluebird.md": [],
+        "rules/use-tabs.md": ["hash mismatch"],
+    }
+
+
+def test_search_explains_each_channels_rank_and_the_bm25_score(memory: ProjectMemory) -> None:
+    memory.commit(propose(memory, TWO), "all")
+
+    explained = memory.search("staging host", 5, explain=True).entries
+    plain = memory.search("staging host", 5).entries
+
+    assert [entry["id"] for entry in explained] == ["the-staging-host-is-bluebird"]
+    assert explained[0]["ranks"] == {"lexical": 1}
+    assert explained[0]["bm25"] == explained[0]["score"]
+    assert plain == [
+        {key: value for key, value in explained[0].items() if key not in ("ranks", "bm25")}
+    ]
