@@ -94,6 +94,7 @@ def test_approving_a_proposal_in_the_page_writes_its_memory_files(
     console = start_console(project)
     try:
         _log_in(browser, console)
+        assert _by_css(browser, "#proposals-waiting").text == "1 proposal waiting"
         screenshot(browser, "home")
         browser.get(console.origin + "/project/proposals")
         assert "<b>never</b>" in _by_css(browser, "#proposal-1").text  # shown, not obeyed

@@ -160,7 +160,13 @@ def build_app(console: Console) -> Starlette:
         return response
 
     async def home(request: Request) -> Response:
-        return pages.render(request, "home.html")
+        project = console.project
+        return pages.render(
+            request,
+            "home.html",
+            proposals=None if project is None else len(project.proposals().waiting()),
+            waiting=[view.maintenance.pending() for view in console.governed],
+        )
 
     routes: list[Route | Mount] = [Route("/login", login)]
     table: list[tuple[str, Handler, str]] = [
