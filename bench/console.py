@@ -187,9 +187,10 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=3000)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
     options = parser.parse_args()
     root = build_project(options.memories)
-    profile = with_audit(build_store(options.records)[0])
+    profile = with_audit(build_store(options.records, backend=options.backend)[0])
     console = Console(root, profile)
     try:
         _, records_page = console.fetch("/governed/0/records")
@@ -223,8 +224,10 @@ def main() -> None:
         console.stop()
     worst = max(page["p50_ms"] for page in figures.values())
     record(
-        f"console_pages_{options.memories}_memories_{options.records}_records",
+        f"console_pages_{options.memories}_memories_{options.records}_records"
+        + ("" if options.backend == "sqlite" else f"_{options.backend}"),
         {
+            "backend": options.backend,
             "memories": options.memories,
             "records": options.records,
             "repeat": options.repeat,
