@@ -163,9 +163,15 @@ class PostgresDatabase:
         self._local.busy = True
         try:
             yield connection
-        finally:
+        except BaseException as exc:
+            # The pool is told of the failure, so it rolls back (a dropped connection is
+            # discarded) and never sends COMMIT on the way out: on a connection lost in
+            # the middle of a pipeline, that COMMIT raised past the store's own errors.
             self._local.busy = False
-            context.__exit__(None, None, None)
+            context.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._local.busy = False
+        context.__exit__(None, None, None)
 
     @contextmanager
     def snapshot(self) -> Iterator[Session]:
