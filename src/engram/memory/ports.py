@@ -12,18 +12,23 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 __all__ = [
+    "DAY_MS",
+    "ActivityRow",
     "AuditEntry",
     "CandidateRow",
     "ConfirmationRow",
     "Event",
+    "HeldCandidate",
     "IdempotencyRow",
+    "JournalEvent",
     "MemoryReader",
     "MemoryStore",
     "MemoryTransaction",
     "RecordRow",
+    "RecordSummary",
 ]
 
 
@@ -95,6 +100,64 @@ class AuditEntry:
     outcome: str
     identity: dict[str, str]
     digests: dict[str, str]
+
+
+# --- The host's read-only views of a scope (engram.memory.overview) -------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSummary:
+    """A record's row without its ciphertext."""
+
+    record_id: str
+    state: str
+    admitted_ms: int
+    expires_ms: int | None
+    valid_t: int
+    valid_t_end: int | None
+    record_digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEvent:
+    """One event of a scope's journal; ``body`` is what was chained, the other fields
+    are read from it (``at``: epoch milliseconds)."""
+
+    cursor: int
+    event_digest: str
+    operation: str
+    target: str | None
+    from_state: str | None
+    to_state: str | None
+    at: int | None
+    body: dict[str, Any]
+
+
+#: A UTC day in milliseconds: an event's day in ``activity`` is its ``at // DAY_MS``.
+DAY_MS: Final = 86_400_000
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityRow:
+    """How many events of one operation and resulting state a UTC day of a scope saw
+    (``day``: epoch milliseconds // 86,400,000; ``to_state`` ``""`` when none)."""
+
+    day: int
+    operation: str
+    to_state: str
+    events: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeldCandidate:
+    """A candidate held as ``pending_adjudication`` and the tombstoned record whose
+    payload it repeats (the reason it is held; ``None`` once that record is gone)."""
+
+    candidate_id: str
+    captured_ms: int
+    principal: str
+    record_digest: str
+    tombstone_id: str | None
 
 
 class MemoryReader(Protocol):
@@ -174,6 +237,52 @@ class MemoryReader(Protocol):
     def is_empty(self) -> bool: ...
 
     def kek_ids_in_use(self) -> set[str]: ...
+
+    # The host's views of a scope: each reads one index range, whatever the store's size.
+
+    def record_page(
+        self, scope_id: str, state: str | None, after: tuple[int, int] | None, limit: int
+    ) -> list[tuple[int, RecordSummary]]:
+        """``(rowid, record)`` of the scope's records (in ``state`` when given), newest
+        admitted first: ``(admitted_ms, rowid)`` descending, below ``after``."""
+        ...
+
+    def record_counts(
+        self, scope_id: str, admitted_after: Sequence[int]
+    ) -> tuple[dict[str, int], list[int]]:
+        """How many of the scope's records are in each state (states with none may be left
+        out), and how many were admitted after each of these instants."""
+        ...
+
+    def journal_page(self, scope_id: str, before: int | None, limit: int) -> list[JournalEvent]:
+        """The scope's events newest first, with a cursor below ``before``."""
+        ...
+
+    def events_of(self, scope_id: str, targets: Sequence[str]) -> list[JournalEvent]:
+        """The scope's events whose target is one of ``targets``, in cursor order."""
+        ...
+
+    def audit_page(
+        self,
+        scope_id: str,
+        principal: str | None,
+        tool: str | None,
+        outcome: str | None,
+        before: tuple[int, int] | None,
+        limit: int,
+    ) -> list[tuple[int, AuditEntry]]:
+        """``(insertion order, entry)`` of the scope's audit entries that match every
+        filter given, newest first: ``(at_ms, insertion order)`` descending, below
+        ``before``."""
+        ...
+
+    def activity_counts(self, scope_id: str, first_day: int, last_day: int) -> list[ActivityRow]:
+        """The scope's events per day, operation and resulting state, in these days."""
+        ...
+
+    def held_candidates(self, scope_id: str, limit: int) -> list[HeldCandidate]:
+        """Candidates held as ``pending_adjudication``, oldest capture first."""
+        ...
 
 
 class MemoryTransaction(MemoryReader, Protocol):

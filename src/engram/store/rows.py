@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 
 from engram.memory.journal import GENESIS, event_digest
 from engram.memory.ports import (
+    DAY_MS,
     AuditEntry,
     CandidateRow,
     ConfirmationRow,
@@ -103,6 +104,10 @@ class RowReads:
     #: How a lookup by a unique id names the scope column so that the planner does
     #: not pick the scope index instead (SQLite: ``+scope_id``).
     SCOPE_FILTER: ClassVar[str] = "scope_id"
+    #: How a lookup of records by payload digest names its index, so that the planner
+    #: does not walk every record of a state in admission order instead (SQLite:
+    #: `` INDEXED BY records_by_payload_state``).
+    PAYLOAD_INDEX: ClassVar[str] = ""
 
     def candidate(self, scope_id: str, candidate_id: str) -> CandidateRow | None:
         row = self.db.execute(
@@ -466,9 +471,29 @@ class RowWrites(RowReads):
             f"INSERT INTO records ({RECORD_COLUMNS}) VALUES ({_marks(len(RECORD_FIELDS))})",
             tuple(getattr(row, field) for field in RECORD_FIELDS),
         )
+        self._count_record(row.scope_id, row.state, row.admitted_ms, +1)
 
     def update_record(self, record_id: str, **changes: Any) -> None:
+        before = None
+        if "state" in changes:
+            before = self.db.execute(
+                "SELECT scope_id, state, admitted_ms FROM records WHERE record_id = ?",
+                (record_id,),
+            ).fetchone()
         self._update("records", "record_id", record_id, changes)
+        if before is not None and before[1] != changes["state"]:
+            self._count_record(before[0], before[1], before[2], -1)
+            self._count_record(before[0], changes["state"], before[2], +1)
+
+    def _count_record(self, scope_id: str, state: str, admitted_ms: int, change: int) -> None:
+        """Keep ``record_days``: the scope's records per state and day of admission (what
+        the host's views count, instead of every record)."""
+        self.db.execute(
+            "INSERT INTO record_days (scope_id, state, day, records) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (scope_id, state, day)"
+            " DO UPDATE SET records = record_days.records + excluded.records",
+            (scope_id, state, admitted_ms // DAY_MS, change),
+        )
 
     def _update(self, table: str, key: str, value: str, changes: dict[str, Any]) -> None:
         encoded = {
@@ -489,7 +514,8 @@ class RowWrites(RowReads):
     ) -> str | None:
         alive = "" if unexpired_at is None else " AND (expires_ms IS NULL OR expires_ms > ?)"
         row = self.db.execute(
-            "SELECT record_id FROM records WHERE scope_id = ? AND payload_digest = ?"
+            f"SELECT record_id FROM records{self.PAYLOAD_INDEX}"
+            " WHERE scope_id = ? AND payload_digest = ?"
             f" AND state IN ({_marks(len(states))}){alive} ORDER BY admitted_ms, rowid LIMIT 1",
             (scope_id, payload_digest, *states, *(() if unexpired_at is None else (unexpired_at,))),
         ).fetchone()
@@ -511,11 +537,7 @@ class RowWrites(RowReads):
         head = self.head(scope_id)
         cursor = head.cursor + 1
         digest = event_digest(scope_id, cursor, head.event_digest, body)
-        self.db.execute(
-            "INSERT INTO journal (scope_id, cursor, event_digest, previous, body)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (scope_id, cursor, digest, head.event_digest, json.dumps(body, sort_keys=True)),
-        )
+        self._insert_event(scope_id, cursor, digest, head.event_digest, body)
         # An event that leaves the records alone keeps the scope's records version.
         self.db.execute(
             "INSERT INTO scope_state (scope_id, head_cursor, head_digest, records_version)"
@@ -525,6 +547,31 @@ class RowWrites(RowReads):
             (scope_id, cursor, digest, cursor if touches_records else 0),
         )
         return Event(cursor, digest)
+
+    def _insert_event(
+        self, scope_id: str, cursor: int, digest: str, previous: str, body: dict[str, Any]
+    ) -> None:
+        """One journal row, with what the host's views look events up by: its target (a
+        column of its own, indexed) and its count in the day's ``activity``."""
+        target = body.get("target")
+        self.db.execute(
+            "INSERT INTO journal (scope_id, cursor, event_digest, previous, body, target)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (scope_id, cursor, digest, previous, _json(body), _optional(target)),
+        )
+        at = body.get("at")
+        if isinstance(at, int) and not isinstance(at, bool):
+            self.db.execute(
+                "INSERT INTO activity (scope_id, day, operation, to_state, events)"
+                " VALUES (?, ?, ?, ?, 1) ON CONFLICT (scope_id, day, operation, to_state)"
+                " DO UPDATE SET events = activity.events + 1",
+                (
+                    scope_id,
+                    at // DAY_MS,
+                    str(body.get("operation", "")),
+                    str(body.get("to_state") or ""),
+                ),
+            )
 
     def audit(self, entry: AuditEntry, if_absent: bool = False) -> None:
         self.db.execute(
@@ -589,8 +636,11 @@ class RowWrites(RowReads):
     ) -> bool:
         return (
             self.db.execute(
+                # A request the operator denied (spent, never approved) counts as open
+                # until it would have expired: a denied operation is not asked again.
                 "SELECT 1 FROM confirmations WHERE scope_id = ? AND principal = ?"
-                " AND operation_digest = ? AND consumed_ms IS NULL AND created_ms >= ?",
+                " AND operation_digest = ? AND created_ms >= ?"
+                " AND (consumed_ms IS NULL OR approved_ms IS NULL)",
                 (scope_id, principal, operation_digest, created_since_ms),
             ).fetchone()
             is not None
@@ -626,16 +676,14 @@ class RowWrites(RowReads):
                 f"INSERT INTO records ({RECORD_COLUMNS}) VALUES ({_marks(len(RECORD_FIELDS))})",
                 tuple(record[field] for field in RECORD_FIELDS),
             )
+            self._count_record(record["scope_id"], record["state"], record["admitted_ms"], +1)
             if record["wrapped_key"] is not None:
                 kek_id, wrapped = record["wrapped_key"]
                 self.put_data_key(record["record_id"], record["scope_id"], kek_id, wrapped)
-        self._insert_all(
-            "journal (scope_id, cursor, event_digest, previous, body)",
-            (
-                (e["scope_id"], e["cursor"], e["event_digest"], e["previous"], _json(e["body"]))
-                for e in rows["journal"]
-            ),
-        )
+        for e in rows["journal"]:
+            self._insert_event(
+                e["scope_id"], e["cursor"], e["event_digest"], e["previous"], e["body"]
+            )
         self._insert_all(
             "scope_state (scope_id, head_cursor, head_digest, records_version)",
             (
@@ -711,6 +759,10 @@ def _bytes(value: Any) -> bytes | None:
 
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+def _optional(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 class PurgeFinisher:

@@ -2,7 +2,8 @@
 
 The tables of :mod:`engram.store.rows` (candidates and records with content only as
 ciphertext, wrapped data keys, the per-scope journal, idempotency, confirmations,
-revocations, purges, and an append-only audit whose triggers refuse update and delete)
+revocations, purges, an append-only audit whose triggers refuse update and delete, and
+what the host's views count: each day's events per operation and records per state)
 plus the projections, in the store's own schema:
 
 - **Lexical.** An inverted index per scope and analyzer tag: ``lexical_postings`` (term,
@@ -23,6 +24,7 @@ scope has its own FTS5 table.
 from __future__ import annotations
 
 import collections
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -33,6 +35,7 @@ from engram.memory.ports import RecordRow
 from engram.search.analysis import analyzer_tag
 from engram.search.lexical import Group, Stage, search_stages, variants
 from engram.store.location import DatabaseUrl
+from engram.store.overview_rows import OverviewReads
 from engram.store.postgresql.database import Durability, PostgresDatabase, Session, pg_migration
 from engram.store.rows import PurgeFinisher, RowReads, RowWrites, prefixed, to_record
 
@@ -42,6 +45,13 @@ SCHEMA: Final = "memory"
 #: FTS5's bm25() parameters.
 K1: Final = 1.2
 B: Final = 0.75
+#: An audit entry's principal as the reader filters on it and its index is built on: its
+#: JSON string as ``audit`` wrote it (``json.dumps`` with sorted keys), quotes and escapes
+#: included. Found by a pattern, not by PostgreSQL's JSON functions: they refuse a
+#: ``\u0000`` anywhere in the document (a tenant's name may hold one), which would make
+#: the index, and with it the entry's insert, fail. No value can imitate the key: a quote
+#: inside a JSON string is always escaped.
+_AUDIT_PRINCIPAL: Final = r"""substring(identity from '"principal": ("([^"\\]|\\.)*")')"""
 #: The tokens of analyzed text, as FTS5's ``unicode61`` tokenizer splits it.
 _TOKEN: Final = re.compile(r"[^\W_]+")
 
@@ -134,6 +144,71 @@ def _create_tables(session: Session) -> None:
         session.execute(statement)
 
 
+@pg_migration(SCHEMA, 2)
+def _journal_targets(session: Session) -> None:
+    # A record's lifecycle (the host's views) is the events whose target is the record or
+    # its candidate: the target in a column of its own, indexed, instead of in the body.
+    session.execute("ALTER TABLE journal ADD COLUMN target TEXT")
+    session.execute("UPDATE journal SET target = body::jsonb ->> 'target'")
+    session.execute("CREATE INDEX journal_by_target ON journal (scope_id, target)")
+
+
+@pg_migration(SCHEMA, 3)
+def _activity(session: Session) -> None:
+    # Events per scope, UTC day, operation and resulting state, kept by append_event so
+    # that a view of the last days never reads the journal; counted from it once here.
+    session.execute(
+        "CREATE TABLE activity (scope_id TEXT NOT NULL, day BIGINT NOT NULL,"
+        " operation TEXT NOT NULL, to_state TEXT NOT NULL, events BIGINT NOT NULL,"
+        " PRIMARY KEY (scope_id, day, operation, to_state))"
+    )
+    session.execute(
+        "INSERT INTO activity SELECT scope_id, (e.body ->> 'at')::bigint / 86400000,"
+        " coalesce(e.body ->> 'operation', ''), coalesce(e.body ->> 'to_state', ''), count(*)"
+        " FROM (SELECT scope_id, body::jsonb AS body FROM journal) AS e"
+        " WHERE jsonb_typeof(e.body -> 'at') = 'number' AND (e.body ->> 'at') ~ '^[0-9]+$'"
+        " GROUP BY 1, 2, 3, 4"
+    )
+
+
+@pg_migration(SCHEMA, 4)
+def _record_days(session: Session) -> None:
+    # Records per scope, state and UTC day of admission, kept by add_record and
+    # update_record: counting them by state and age read every record of the scope;
+    # counted from them once here.
+    session.execute(
+        "CREATE TABLE record_days (scope_id TEXT NOT NULL, state TEXT NOT NULL,"
+        " day BIGINT NOT NULL, records BIGINT NOT NULL, PRIMARY KEY (scope_id, state, day))"
+    )
+    session.execute(
+        "INSERT INTO record_days SELECT scope_id, state, admitted_ms / 86400000, count(*)"
+        " FROM records GROUP BY 1, 2, 3"
+    )
+
+
+@pg_migration(SCHEMA, 5)
+def _overview_indexes(session: Session) -> None:
+    # The host's views page newest first by one index range each (store/overview_rows.py);
+    # rowid, SQLite's implicit last column of every index, is named here. Each filter's
+    # index ends with the other filters' columns, so that a combination is checked in
+    # the index. The principal's index is on an expression, not a column: the audit is
+    # append-only (its triggers refuse UPDATE), so a new column could not be filled for
+    # the entries already there without lifting that guarantee, and a side table would
+    # be a second row to keep in step on every call.
+    for statement in (
+        "CREATE INDEX records_by_admission ON records (scope_id, admitted_ms, rowid)",
+        "CREATE INDEX records_by_state_admission ON records (scope_id, state, admitted_ms, rowid)",
+        "CREATE INDEX audit_by_time ON audit (scope_id, at_ms, rowid)",
+        f"CREATE INDEX audit_by_principal ON audit"
+        f" (scope_id, ({_AUDIT_PRINCIPAL}), at_ms, rowid, tool, outcome)",
+        f"CREATE INDEX audit_by_tool ON audit"
+        f" (scope_id, tool, at_ms, rowid, outcome, ({_AUDIT_PRINCIPAL}))",
+        f"CREATE INDEX audit_by_outcome ON audit"
+        f" (scope_id, outcome, at_ms, rowid, tool, ({_AUDIT_PRINCIPAL}))",
+    ):
+        session.execute(statement)
+
+
 def tokens(text: str) -> list[str]:
     """The tokens FTS5's ``unicode61`` tokenizer makes of analyzed text."""
     return _TOKEN.findall(text)
@@ -145,8 +220,15 @@ def idf(documents: int, holding: int) -> float:
     return value if value > 0 else 1e-6
 
 
-class _Reader(RowReads):
+class _Reader(RowReads, OverviewReads):
     """Reads over one connection inside a transaction or snapshot."""
+
+    AUDIT_PRINCIPAL = _AUDIT_PRINCIPAL
+
+    @staticmethod
+    def audit_principal(principal: str) -> str:
+        """The principal as :data:`_AUDIT_PRINCIPAL` gives it: as ``audit`` encodes it."""
+        return json.dumps(principal)
 
     def __init__(self, db: Session) -> None:
         self.db = db
