@@ -29,7 +29,7 @@ def console(profiles: tuple[Path, ...], port: int, open_browser: bool) -> None:
     """Serve the review console for this project (and host profiles) on 127.0.0.1.
 
     Prints a URL with a one-time secret; opening it starts the session. Needs
-    engram[console].
+    the console extra (pip install 'engram-trust[console]').
     """
     try:
         import jinja2  # noqa: F401
