@@ -143,7 +143,12 @@ class Console:
         lines: queue.Queue[str] = queue.Queue()
         assert self.process.stdout is not None
         stdout = self.process.stdout
-        threading.Thread(target=lambda: [lines.put(x) for x in stdout], daemon=True).start()
+
+        def read() -> None:
+            for line in stdout:
+                lines.put(line)
+
+        threading.Thread(target=read, daemon=True).start()
         while not (match := URL.search(lines.get(timeout=600))):
             pass
         self.port = int(match.group(2))

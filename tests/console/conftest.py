@@ -86,7 +86,7 @@ def start_console(
         lines.put(None)  # the end
 
     threading.Thread(target=read, daemon=True).start()
-    seen = []
+    seen: list[str] = []
     while True:
         try:
             line = lines.get(timeout=60)
@@ -165,7 +165,7 @@ def screenshot(driver: WebDriver, name: str) -> Path:
     """Save what the browser shows as ``build/test-output/console/NAME.png``."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    height = driver.execute_script("return document.body.scrollHeight")  # type: ignore[no-untyped-call]
+    height = driver.execute_script("return document.body.scrollHeight")
     driver.set_window_size(1280, max(700, min(int(height) + 40, 2400)))
     driver.save_screenshot(str(path))
     driver.set_window_size(1280, 1000)

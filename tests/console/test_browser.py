@@ -20,6 +20,7 @@ from engram.testing import (
     current_capture_args,
     data_of,
     host_profile,
+    now_ms,
     value,
 )
 from engram.testing.projects import Project
@@ -184,8 +185,14 @@ def governed(tmp_path: Path, project: Project) -> Iterator[tuple[Path, LineClien
     agent.close()
 
 
-def _admit(agent: LineClient, key: str) -> str:
-    arguments = current_capture_args(text=RECORD_TEXT, key=f"{key}.capture-000001")
+#: One valid-time start for every capture: equal texts are then equal payloads.
+VALID_T = now_ms() - 60_000
+
+
+def _outcome(agent: LineClient, key: str, text: str = RECORD_TEXT) -> dict[str, Any]:
+    arguments = current_capture_args(
+        text=text, key=f"{key}.capture-000001", valid_time={"t": VALID_T}
+    )
     candidate = value(call(agent, "engram_memory_capture", arguments))["candidate_id"]
     admitted = value(
         call(
@@ -194,7 +201,12 @@ def _admit(agent: LineClient, key: str) -> str:
             {"candidate_id": candidate, "idempotency_key": f"{key}.admission-0001"},
         )
     )
-    return str(admitted["outcome"]["record_id"])
+    outcome: dict[str, Any] = admitted["outcome"]
+    return outcome
+
+
+def _admit(agent: LineClient, key: str, text: str = RECORD_TEXT) -> str:
+    return str(_outcome(agent, key, text)["record_id"])
 
 
 def _forget(agent: LineClient, record_id: str) -> dict[str, Any]:
@@ -273,11 +285,43 @@ def test_denying_a_forget_in_the_page_refuses_the_agents_retry(
         console.stop()
 
 
+def test_accepting_a_held_candidate_in_the_page_admits_the_content_again(
+    project: Project, governed: tuple[Path, LineClient], browser: WebDriver
+) -> None:
+    profile, agent = governed
+    forgotten = _admit(agent, "fact-held")
+    _forget(agent, forgotten)
+    console = start_console(project, "--host-profile", str(profile))
+    try:
+        _log_in(browser, console)
+        browser.get(console.origin + "/governed/0")
+        _click(browser, "#confirmations button.approve")
+        assert _forget(agent, forgotten)["ok"] is True
+        held = _outcome(agent, "fact-again")
+        assert held["status"] == "pending_adjudication"
+
+        browser.get(console.origin + "/governed/0")
+        row = _by_css(browser, "#adjudications tbody tr")
+        assert row.text.startswith(held["candidate_id"])
+        assert forgotten in row.text
+        assert RECORD_TEXT not in browser.page_source  # a held candidate is never shown
+        _click(browser, "#adjudications button.approve")
+
+        done = _by_css(browser, "#done").text
+        assert done.startswith("accepted as mem_")
+        record_id = done.removeprefix("accepted as ")
+        browser.get(console.origin + f"/governed/0/records/{record_id}")
+        assert _by_css(browser, "#state").text == "accepted_current"
+        assert _by_css(browser, "#content").text == RECORD_TEXT
+    finally:
+        console.stop()
+
+
 def test_the_governed_views_show_records_the_verified_journal_and_the_audit(
     project: Project, governed: tuple[Path, LineClient], browser: WebDriver
 ) -> None:
     profile, agent = governed
-    records = [_admit(agent, f"fact-{n}") for n in range(3)]
+    records = [_admit(agent, f"fact-{n}", f"{RECORD_TEXT} (copy {n})") for n in range(3)]
     console = start_console(project, "--host-profile", str(profile))
     try:
         _log_in(browser, console)
@@ -364,12 +408,12 @@ def test_actions_without_the_session_from_another_page_or_replayed_are_refused(
     try:
         _log_in(browser, console)
         browser.get(console.origin + "/project/proposals")
-        replay = browser.execute_script(  # type: ignore[no-untyped-call]
+        replay = browser.execute_script(
             "return document.querySelector('#proposal-1 form.inline').outerHTML"
         )
         _click(browser, "#proposal-1 button.approve")
         assert _by_css(browser, "#done").text == "approved: 2 written"
-        browser.execute_script(  # type: ignore[no-untyped-call]
+        browser.execute_script(
             "document.body.insertAdjacentHTML('beforeend', arguments[0]);"
             " document.body.lastElementChild.submit();",
             replay,

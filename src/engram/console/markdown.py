@@ -22,4 +22,5 @@ def _parser() -> MarkdownIt:
 
 def render_markdown(text: str) -> str:
     """The HTML of Markdown ``text``, safe to put in the page as it is."""
-    return _parser().render(text)
+    html: str = _parser().render(text)
+    return html
