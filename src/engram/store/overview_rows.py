@@ -51,17 +51,16 @@ class OverviewReads:
     db: Connection
     #: An audit entry's principal: the expression the backend's index is built on.
     AUDIT_PRINCIPAL: ClassVar[str] = "json_extract(identity, '$.principal')"
+    #: Whether an audit page names the index it reads (SQLite: without statistics, its
+    #: planner prefers the index that orders every entry to the one that finds them).
+    NAMES_AUDIT_INDEX: ClassVar[bool] = False
+    #: As :attr:`engram.store.rows.RowReads.PAYLOAD_INDEX`.
+    PAYLOAD_INDEX: ClassVar[str] = ""
 
     @staticmethod
     def audit_principal(principal: str) -> str:
         """A principal as :attr:`AUDIT_PRINCIPAL` gives it (SQLite: decoded)."""
         return principal
-
-    #: As :attr:`engram.store.rows.RowReads.PAYLOAD_INDEX`.
-    PAYLOAD_INDEX: ClassVar[str] = ""
-    #: Whether an audit page names the index it reads (SQLite: without statistics, its
-    #: planner prefers the index that orders every entry to the one that finds them).
-    NAMES_AUDIT_INDEX: ClassVar[bool] = False
 
     def record_page(
         self, scope_id: str, state: str | None, after: tuple[int, int] | None, limit: int
@@ -140,27 +139,14 @@ class OverviewReads:
             ),
         )
         where += _below("at_ms", before, parameters)
-        # Each filter's index holds the other filters' columns too: a combination that
-        # matches rarely is checked in the index, entry by entry, not row by row.
-        index = (
-            "audit_by_principal"
-            if principal is not None
-            else "audit_by_tool"
-            if tool is not None
-            else "audit_by_outcome"
-            if outcome is not None
-            else "audit_by_time"
-        )
-        hint = f" INDEXED BY {index}" if self.NAMES_AUDIT_INDEX else ""
+        hint = f" INDEXED BY {_audit_index(principal, tool, outcome)}"
         rows = self.db.execute(
             "SELECT rowid, audit_id, scope_id, at_ms, tool, outcome, identity, digests"
-            f" FROM audit{hint} WHERE {where} ORDER BY at_ms DESC, rowid DESC LIMIT ?",
+            f" FROM audit{hint if self.NAMES_AUDIT_INDEX else ''} WHERE {where}"
+            " ORDER BY at_ms DESC, rowid DESC LIMIT ?",
             (*parameters, limit),
         ).fetchall()
-        return [
-            (rowid, AuditEntry(audit_id, scope, at_ms, tool, outcome, json.loads(i), json.loads(d)))
-            for rowid, audit_id, scope, at_ms, tool, outcome, i, d in rows
-        ]
+        return [(int(row[0]), _audit_entry(row[1:])) for row in rows]
 
     def activity_counts(self, scope_id: str, first_day: int, last_day: int) -> list[ActivityRow]:
         rows = self.db.execute(
@@ -200,6 +186,23 @@ def journal_event(cursor: int, event_digest: str, body: str) -> JournalEvent:
         at=at if isinstance(at, int) else None,
         body=data,
     )
+
+
+def _audit_entry(row: Sequence[Any]) -> AuditEntry:
+    audit_id, scope_id, at_ms, tool, outcome, identity, digests = row
+    return AuditEntry(
+        audit_id, scope_id, int(at_ms), tool, outcome, json.loads(identity), json.loads(digests)
+    )
+
+
+def _audit_index(principal: str | None, tool: str | None, outcome: str | None) -> str:
+    """The index an audit page reads: the first filter's. Each filter's index ends with
+    the other filters' columns, so a combination that matches rarely is checked in the
+    index, entry by entry, never by reading the entries' rows."""
+    for column, value in (("principal", principal), ("tool", tool), ("outcome", outcome)):
+        if value is not None:
+            return f"audit_by_{column}"
+    return "audit_by_time"
 
 
 def _text(value: Any) -> str | None:
