@@ -30,7 +30,9 @@ from _results import record, summary
 from governed import WORK, build_store
 
 ENGRAM = Path(sys.executable).with_name("engram")
-URL = re.compile(r"engram console: (http://127\.0\.0\.1:(\d+)/login\?secret=\S+)")
+URL = re.compile(
+    r"engram console: (http://(engram-[0-9a-f]{16}\.localhost:(\d+))/login\?secret=\S+)"
+)
 TYPES = ("rule", "skill", "knowledge")
 WORDS = [
     "release",
@@ -151,12 +153,14 @@ class Console:
         threading.Thread(target=read, daemon=True).start()
         while not (match := URL.search(lines.get(timeout=600))):
             pass
-        self.port = int(match.group(2))
+        self.host, self.port = match.group(2), int(match.group(3))
         self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
         self.connection.connect()
         # As a browser does: no Nagle delay on the request's packets.
         self.connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.connection.request("GET", match.group(1).split(str(self.port), 1)[1])
+        self.connection.request(
+            "GET", match.group(1).split(self.host, 1)[1], headers={"Host": self.host}
+        )
         response = self.connection.getresponse()
         response.read()
         self.cookie = str(response.getheader("set-cookie")).split(";", 1)[0]
@@ -164,7 +168,7 @@ class Console:
     def fetch(self, path: str) -> tuple[float, str]:
         """One page: milliseconds to its last byte, and its text."""
         started = time.perf_counter()
-        self.connection.request("GET", path, headers={"Cookie": self.cookie})
+        self.connection.request("GET", path, headers={"Host": self.host, "Cookie": self.cookie})
         response = self.connection.getresponse()
         body = response.read().decode()
         elapsed = (time.perf_counter() - started) * 1000

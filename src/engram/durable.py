@@ -29,7 +29,7 @@ from typing import Final
 
 from engram.errors import NotWritable
 
-__all__ = ["STALE_S", "TEMPORARY_MARK", "FileChanges", "recover", "write_atomic"]
+__all__ = ["STALE_S", "TEMPORARY_MARK", "FileChanges", "explained", "recover", "write_atomic"]
 
 #: The mark in every temporary file's name (``.<name>.<random>.engram-tmp``).
 TEMPORARY_MARK = ".engram-tmp"
@@ -49,7 +49,7 @@ def write_atomic(
     """
     temporary = _temporary(path, data, mode)
     try:
-        with _explained(path.parent):
+        with explained(path.parent):
             if exclusive:
                 _link_exclusively(temporary, path)
             else:
@@ -85,7 +85,7 @@ def _temporary(path: Path, data: str | bytes, mode: int | None) -> Path:
             mode = 0o666 & ~_umask()
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TEMPORARY_MARK}")
     content = data.encode("utf-8") if isinstance(data, str) else data
-    with _explained(path.parent):
+    with explained(path.parent):
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             with os.fdopen(descriptor, "wb") as handle:
@@ -110,7 +110,7 @@ _REFUSALS: Final = {
 
 
 @contextlib.contextmanager
-def _explained(folder: Path) -> Iterator[None]:
+def explained(folder: Path) -> Iterator[None]:
     """Turn the system's refusal to write in ``folder`` into :class:`NotWritable`."""
     try:
         yield
@@ -239,14 +239,14 @@ def _make_folder(folder: Path) -> None:
             f"cannot write in {folder}: it is a file, not a folder; nothing was changed"
             " (move the file away, then run the command again)"
         )
-    with _explained(folder.parent):
+    with explained(folder.parent):
         folder.mkdir(parents=True, exist_ok=True)
 
 
 @contextlib.contextmanager
 def _locked(journal: Path) -> Iterator[None]:
     _make_folder(journal.parent)
-    with _explained(journal.parent):
+    with explained(journal.parent):
         lock = journal.with_name(journal.name + ".lock").open("a")
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "test-output" / "console"
-URL = re.compile(r"engram console: (http://127\.0\.0\.1:(\d+)/login\?secret=\S+)")
+URL = re.compile(
+    r"engram console: (http://(engram-[0-9a-f]{16}\.localhost:(\d+))/login\?secret=\S+)"
+)
 
 
 @dataclass
@@ -39,6 +41,7 @@ class RunningConsole:
 
     process: subprocess.Popen[str]
     login_url: str
+    host: str
     port: int
     lines: list[str] = field(default_factory=list)
     pending: queue.Queue[str | None] = field(default_factory=queue.Queue)
@@ -46,7 +49,7 @@ class RunningConsole:
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}"
 
     def stop(self) -> str:
         """Stop it as Ctrl-C would (once); what it wrote on stderr."""
@@ -98,7 +101,9 @@ def start_console(
         seen.append(line)
         match = URL.search(line)
         if match:
-            return RunningConsole(process, match.group(1), int(match.group(2)), seen, lines)
+            return RunningConsole(
+                process, match.group(1), match.group(2), int(match.group(3)), seen, lines
+            )
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
@@ -348,12 +348,15 @@ def test_the_governed_views_show_records_the_verified_journal_and_the_audit(
 
 
 class _ForeignPage(http.server.BaseHTTPRequestHandler):
-    """A page of another origin (another port) whose form posts to the console."""
+    """Another program serving on 127.0.0.1 (an agent's dev server, say): a page whose
+    form posts to the console and whose image is itself, to catch any cookie sent."""
 
     form = ""
+    cookies: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
-        body = self.form.encode()
+        self.cookies.append(self.headers.get("Cookie", ""))
+        body = (self.form + '<img src="/pixel.png" alt="">').encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
         self.send_header("Content-Length", str(len(body)))
@@ -371,6 +374,7 @@ def test_actions_without_the_session_from_another_page_or_replayed_are_refused(
     console = start_console(project)
     foreign = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ForeignPage)
     threading.Thread(target=foreign.serve_forever, daemon=True).start()
+    port = foreign.server_address[1]
     try:
         _log_in(browser, console)
         browser.get(console.origin + "/project/proposals")
@@ -378,14 +382,25 @@ def test_actions_without_the_session_from_another_page_or_replayed_are_refused(
         action = form.get_attribute("action")
         token = _by_css(browser, "#proposal-1 form input[name=form_token]").get_attribute("value")
         digest = _by_css(browser, "#proposal-1 form input[name=digest]").get_attribute("value")
-
-        # Another page (same machine, another port) posts the console's own form.
         _ForeignPage.form = (
             f'<form method="post" action="{action}"><input name="form_token" value="{token}">'
             f'<input name="digest" value="{digest}"><input name="decision" value="approve">'
             '<button id="go">go</button></form>'
         )
-        browser.get(f"http://127.0.0.1:{foreign.server_address[1]}/")
+
+        # Another program on 127.0.0.1 never gets the session cookie, and its copy of the
+        # console's own form arrives without the session.
+        _ForeignPage.cookies = []
+        browser.get(f"http://127.0.0.1:{port}/")
+        _by_css(browser, "img")
+        assert _ForeignPage.cookies
+        assert not any("engram_console" in cookie for cookie in _ForeignPage.cookies)
+        _click(browser, "#go")
+        assert _by_css(browser, "#refusal").text.startswith("no console session:")
+
+        # Even one that knew the console's own name (same site: the cookie goes along)
+        # posts from another origin, and is refused.
+        browser.get(f"http://{console.host.rsplit(':', 1)[0]}:{port}/")
         _click(browser, "#go")
         assert _by_css(browser, "#refusal").text == (
             "this action came from another page: use the console itself"

@@ -59,12 +59,32 @@ def test_a_page_without_a_session_is_refused_with_the_next_step() -> None:
     assert "open the login URL `engram console` printed" in refused.reason
 
 
+def test_the_console_has_a_random_name_of_its_own_under_localhost() -> None:
+    import re
+
+    one, other = Guard(8123), Guard(8123)
+
+    assert re.fullmatch(r"engram-[0-9a-f]{16}\.localhost:8123", one.host)
+    assert one.host != other.host
+    assert one.origin == f"http://{one.host}"
+    assert one.login_url.startswith(f"http://{one.host}/login?secret=")
+
+
 def test_only_the_consoles_own_host_is_served() -> None:
     guard = Guard(8123)
 
-    guard.check_host("127.0.0.1:8123")
-    guard.check_host("localhost:8123")
-    for host in ("evil.example:8123", "127.0.0.1:8124", "127.0.0.1", None):
+    guard.check_host(guard.host)
+    name = guard.host.removesuffix(":8123")
+    for host in (
+        "127.0.0.1:8123",
+        "localhost:8123",
+        "evil.example:8123",
+        f"{name}:8124",
+        name,
+        guard.host.upper(),
+        f"x.{guard.host}",
+        None,
+    ):
         assert _refusal(guard.check_host, host).status == 421
 
 
@@ -73,10 +93,8 @@ def test_a_form_token_is_spent_by_its_first_use() -> None:
     session = guard.log_in(_secret(guard))
     token = guard.issue(session, "/project/proposals/abc")
 
-    guard.spend(session, "http://127.0.0.1:8000", "/project/proposals/abc", token)
-    replayed = _refusal(
-        guard.spend, session, "http://127.0.0.1:8000", "/project/proposals/abc", token
-    )
+    guard.spend(session, guard.origin, "/project/proposals/abc", token)
+    replayed = _refusal(guard.spend, session, guard.origin, "/project/proposals/abc", token)
 
     assert replayed.status == 403
     assert replayed.reason == "this form was already used or is not this page's: reload the page"
@@ -88,15 +106,13 @@ def test_a_form_token_works_only_for_its_action_and_session() -> None:
     token = guard.issue(session, "/governed/0/confirm/conf_a")
     other = guard.issue("another-session", "/governed/0/confirm/conf_a")
 
-    wrong_action = _refusal(
-        guard.spend, session, "http://127.0.0.1:8000", "/governed/0/confirm/conf_b", token
-    )
+    wrong_action = _refusal(guard.spend, session, guard.origin, "/governed/0/confirm/conf_b", token)
     wrong_session = _refusal(
-        guard.spend, session, "http://127.0.0.1:8000", "/governed/0/confirm/conf_a", other
+        guard.spend, session, guard.origin, "/governed/0/confirm/conf_a", other
     )
 
     assert wrong_action.status == wrong_session.status == 403
-    guard.spend(session, "http://127.0.0.1:8000", "/governed/0/confirm/conf_a", token)
+    guard.spend(session, guard.origin, "/governed/0/confirm/conf_a", token)
 
 
 def test_an_action_from_another_origin_is_refused_and_leaves_the_token_unspent() -> None:
@@ -104,13 +120,14 @@ def test_an_action_from_another_origin_is_refused_and_leaves_the_token_unspent()
     session = guard.log_in(_secret(guard))
     token = guard.issue(session, "/x")
 
-    for origin in ("http://evil.example", "http://127.0.0.1:8001", "null", None):
+    others = ("http://evil.example", "http://127.0.0.1:8000", "http://localhost:8000", "null")
+    for origin in (*others, guard.origin.replace(":8000", ":8001"), None):
         refused = _refusal(guard.spend, session, origin, "/x", token)
         assert (refused.status, refused.reason) == (
             403,
             "this action came from another page: use the console itself",
         )
-    guard.spend(session, "http://localhost:8000", "/x", token)
+    guard.spend(session, guard.origin, "/x", token)
 
 
 def test_an_action_without_a_session_is_refused_before_its_token_is_looked_at() -> None:
@@ -118,8 +135,8 @@ def test_an_action_without_a_session_is_refused_before_its_token_is_looked_at() 
     session = guard.log_in(_secret(guard))
     token = guard.issue(session, "/x")
 
-    assert _refusal(guard.spend, None, "http://127.0.0.1:8000", "/x", token).status == 401
-    guard.spend(session, "http://127.0.0.1:8000", "/x", token)
+    assert _refusal(guard.spend, None, guard.origin, "/x", token).status == 401
+    guard.spend(session, guard.origin, "/x", token)
 
 
 def test_a_form_older_than_an_hour_is_refused() -> None:
@@ -130,7 +147,7 @@ def test_a_form_older_than_an_hour_is_refused() -> None:
 
     clock.now += FORM_TTL_S + 1
 
-    refused = _refusal(guard.spend, session, "http://127.0.0.1:8000", "/x", token)
+    refused = _refusal(guard.spend, session, guard.origin, "/x", token)
     assert (refused.status, refused.reason) == (
         403,
         "this form is more than an hour old: reload the page",
@@ -139,7 +156,7 @@ def test_a_form_older_than_an_hour_is_refused() -> None:
 
 def test_every_answer_forbids_scripts_framing_referrers_and_caching() -> None:
     assert HEADERS["Content-Security-Policy"] == (
-        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
+        "default-src 'none'; style-src 'self'; form-action 'self';"
         " frame-ancestors 'none'; base-uri 'none'"
     )
     assert HEADERS["Referrer-Policy"] == "same-origin"

@@ -115,3 +115,26 @@ def test_search_explains_each_channels_rank_and_the_bm25_score(memory: ProjectMe
     assert plain == [
         {key: value for key, value in explained[0].items() if key not in ("ranks", "bm25")}
     ]
+
+
+def test_a_server_sees_a_memory_another_process_wrote_into_the_shared_index(
+    layout: Layout,
+) -> None:
+    from engram.compose import open_project
+
+    server = open_project(layout.root, watch=True)
+    other = open_project(layout.root)
+    try:
+        assert server.memories() == []
+        other.commit(propose(other, TWO), "all")  # writes the files and the shared index
+
+        assert sorted(m.id for m in server.memories()) == [
+            "the-staging-host-is-bluebird",
+            "use-tabs",
+        ]
+        assert [e["id"] for e in server.search("staging host", 5).entries] == [
+            "the-staging-host-is-bluebird"
+        ]
+    finally:
+        other.close()
+        server.close()

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -59,11 +58,25 @@ def _environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_displayed,
     )
     environment.filters["instant"] = _instant
     environment.filters["day"] = _day
     environment.filters["counted"] = plural
     return environment
+
+
+def _displayed(value: Any) -> Any:
+    """Every text a template prints, as a person may be shown it: controls and bidi
+    overrides escaped (autoescaping then makes it HTML). Markup the console made itself
+    (rendered Markdown, already escaped) passes as it is."""
+    from markupsafe import Markup
+
+    from engram.safety.display import shown
+
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return shown(value)
+    return value
 
 
 def _instant(ms: int | None) -> str:
@@ -143,7 +156,7 @@ def guarded(pages: Pages, handler: Handler, action: bool) -> Handler:
     return run
 
 
-def build_app(console: Console) -> Starlette:
+def build_app(console: Console) -> ASGIApp:
     """The console's ASGI application."""
     from engram.console import governed_pages, project_pages
 
@@ -151,6 +164,8 @@ def build_app(console: Console) -> Starlette:
     guard = console.guard
 
     async def login(request: Request) -> Response:
+        if request.method != "GET":  # a link previewer's HEAD must not spend the secret
+            return Response("open the link in a browser\n", status_code=405)
         try:
             session = guard.log_in(request.query_params.get("secret"))
         except Refusal as refusal:
@@ -180,7 +195,8 @@ def build_app(console: Console) -> Starlette:
         )
     static = StaticFiles(directory=Path(__file__).with_name("static"))
     routes.append(Mount("/static", static, name="static"))
-    return Starlette(routes=routes, middleware=[Middleware(Secured, guard=guard)])
+    # Outside Starlette's own error handler, so that even a 500 carries the headers.
+    return Secured(Starlette(routes=routes), guard)
 
 
 class Secured:

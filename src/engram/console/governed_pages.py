@@ -106,7 +106,8 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         verified: str | None = None
         if request.query_params.get("verify"):
             verified = f"the chain verifies: {view.maintenance.verify():,} events"
-        page = view.overview.journal(before=int(before) if before.isdigit() else None)
+        numeric = before.isascii() and before.isdigit() and len(before) <= 19
+        page = view.overview.journal(before=int(before) if numeric else None)
         return pages.render(
             request,
             "governed_journal.html",

@@ -3,13 +3,18 @@
 The console's actions write memory and approve deletions, so the page is guarded as a
 bank's would be, on a loopback port any local program can reach:
 
+- **a host name of its own.** The console answers only at a random name under
+  ``localhost`` (``engram-<16 hex>.localhost:PORT``, which browsers and curl resolve to
+  127.0.0.1 without asking DNS, RFC 6761). Cookies are not kept apart by port: a cookie
+  of ``127.0.0.1`` would reach every program serving on 127.0.0.1 (a dev server an agent
+  started, fed an ``<img>`` of itself), which could then act with it. A cookie of the
+  random name reaches only that name, which no other program knows. Every request must
+  name it in ``Host``, so a page of another site that rebinds its DNS name to 127.0.0.1
+  is refused too;
 - **one-time secret.** The URL ``engram console`` prints carries a random secret; the
-  first request with it gets a session cookie (``HttpOnly``, ``SameSite=Strict``, named
-  after the port), and the secret is spent. A second use, or any other secret, is
+  first ``GET`` with it gets a session cookie (``HttpOnly``, ``SameSite=Strict``), and the
+  secret is spent. A second use, any other secret, or a ``HEAD`` (a link previewer) is
   refused;
-- **Host.** Every request must name the console itself (``127.0.0.1:PORT`` or
-  ``localhost:PORT``): a page of another site that rebinds its DNS name to 127.0.0.1
-  sends its own name and is refused;
 - **actions** are ``POST`` only, and each needs the session, an ``Origin`` that is the
   console's own, and a *form token*: issued with the page for that one action (its path),
   bound to the session, valid for :data:`FORM_TTL_S`, and spent by its first use, so a
@@ -41,7 +46,7 @@ MAX_FORMS: Final = 20_000
 
 HEADERS: Final = {
     "Content-Security-Policy": (
-        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
+        "default-src 'none'; style-src 'self'; form-action 'self';"
         " frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
@@ -73,10 +78,10 @@ class Guard:
 
     def __init__(self, port: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.port = port
-        self.origin = f"http://127.0.0.1:{port}"
-        self.cookie = f"engram_console_{port}"
-        self._hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
-        self._origins = {f"http://{host}" for host in self._hosts}
+        #: The console's own name (see the module): ``Host`` must be exactly this.
+        self.host = f"engram-{secrets.token_hex(8)}.localhost:{port}"
+        self.origin = f"http://{self.host}"
+        self.cookie = "engram_console"
         self._secret: str | None = secrets.token_urlsafe(32)
         self._sessions: set[str] = set()
         self._forms: OrderedDict[str, _Form] = OrderedDict()
@@ -90,7 +95,7 @@ class Guard:
         return f"{self.origin}/login?secret={self._secret}"
 
     def check_host(self, host: str | None) -> None:
-        if host not in self._hosts:
+        if host != self.host:
             raise Refusal(421, "this page answers only at its own address: open the printed URL")
 
     def log_in(self, secret: str | None) -> str:
@@ -129,7 +134,7 @@ class Guard:
         """Allow one action: the session, the console's own Origin, and an unspent form
         token issued for this action in this session (spent now)."""
         session = self.session(cookie)
-        if origin not in self._origins:
+        if origin != self.origin:
             raise Refusal(403, "this action came from another page: use the console itself")
         form = self._forms.get(token)
         if form is None or form.session != session or form.action != action:

@@ -20,6 +20,7 @@ from engram.console.markdown import render_markdown
 
 if TYPE_CHECKING:
     from engram.console.app import Pages
+    from engram.project.approvals import Pending
     from engram.project.memory_file import Memory
     from engram.project.workspace import ProjectMemory
 
@@ -100,8 +101,9 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         budget = _number(request.query_params.get("budget"), 0) or None
         result = None
         if task:
+            # A look, not a retrieval: the agents' most-used memories stay theirs.
             result = project.load(
-                task, budget_tokens=min(budget or 0, 16_000) or None, explain=True
+                task, budget_tokens=min(budget or 0, 16_000) or None, explain=True, count=False
             )
         return pages.render(request, "project_load.html", task=task, budget=budget, result=result)
 
@@ -144,7 +146,11 @@ def _query(**values: str) -> str:
 
 
 def _number(text: str | None, default: int) -> int:
-    return int(text) if text is not None and text.isdigit() and 0 < len(text) <= 6 else default
+    """A positive number of at most six ASCII digits, else ``default`` (``isdigit`` alone
+    takes "²", which ``int`` refuses)."""
+    if text is None or not (text.isascii() and text.isdigit()) or not 0 < len(text) <= 6:
+        return default
+    return int(text)
 
 
 def _facet(memory: Memory, key: str) -> str:
@@ -193,48 +199,52 @@ def _path_of(project: ProjectMemory, memory_id: str) -> tuple[str, Path] | None:
 
 
 def _history(project: ProjectMemory, path: Path | None) -> list[str] | None:
-    """The file's Git log (newest first), or ``None`` outside a repository."""
+    """The file's Git log (newest first; empty before its first commit), or ``None``
+    outside a repository or without Git."""
     if path is None:
         return None
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "log",
-                "--follow",
-                "-n",
-                "30",
-                "--date=short",
-                "--format=%h  %ad  %an  %s",
-                "--",
-                str(path),
-            ],
-            cwd=project.layout.root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+
+    def git(*args: str) -> subprocess.CompletedProcess[str] | None:
+        try:
+            return subprocess.run(
+                ["git", *args],
+                cwd=project.layout.root,
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+
+    inside = git("rev-parse", "--is-inside-work-tree")
+    if inside is None or inside.returncode != 0:
         return None
-    if done.returncode != 0:
+    log = git(
+        "log", "--follow", "-n", "30", "--date=short", "--format=%h  %ad  %an  %s", "--", str(path)
+    )
+    if log is None:
         return None
-    return done.stdout.splitlines()
+    # A repository without a commit yet makes `git log` fail: no history, not no Git.
+    return log.stdout.splitlines() if log.returncode == 0 else []
 
 
-def _reviewed(project: ProjectMemory, pending: Any) -> list[dict[str, Any]]:
-    """Each candidate of a waiting proposal with its verdict and, for an update or a
-    supersession, a diff against the memory it would change."""
+def _reviewed(project: ProjectMemory, pending: Pending) -> list[dict[str, Any]]:
+    """Each candidate of a waiting proposal with its verdict, the whole file approving it
+    writes, and a diff against the file it changes (an UPDATE)."""
     shown = []
-    for candidate, verdict in zip(pending.candidates, pending.verdicts, strict=False):
-        target = project.index.memory(verdict.get("target", "")) if verdict.get("target") else None
-        text = str(candidate.get("text", candidate.get("body", "")))
+    plans = project.planned(pending)
+    for candidate, verdict, plan in zip(pending.candidates, pending.verdicts, plans, strict=True):
         diff: list[str] = []
-        if target is not None and verdict.get("kind") in ("UPDATE", "SUPERSEDE", "NOOP"):
+        if plan.before is not None and plan.after is not None:
             diff = list(
                 difflib.unified_diff(
-                    target.body.splitlines(), text.splitlines(), target.id, "proposed", lineterm=""
+                    plan.before.splitlines(),
+                    plan.after.splitlines(),
+                    plan.memory_id,
+                    "after approval",
+                    lineterm="",
                 )
             )
-        shown.append({"candidate": candidate, "verdict": verdict, "text": text, "diff": diff})
+        shown.append({"candidate": candidate, "verdict": verdict, "plan": plan, "diff": diff})
     return shown

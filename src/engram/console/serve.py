@@ -32,6 +32,28 @@ def _bind(port: int) -> socket.socket:
     return listener
 
 
+def _open_privately(url: str) -> Path:
+    """Open ``url`` in the person's browser without putting the secret on a command line
+    (any user of the machine can list those): the browser gets a file only this user can
+    read that forwards to the URL; it is removed after a minute or when the console
+    stops."""
+    import html
+    import os
+    import tempfile
+    import threading
+    import webbrowser
+
+    handle, name = tempfile.mkstemp(prefix="engram-console-", suffix=".html")  # 0600
+    with os.fdopen(handle, "w", encoding="utf-8") as page:
+        page.write(f'<!doctype html><meta http-equiv="refresh" content="0;url={html.escape(url)}">')
+    forward = Path(name)
+    webbrowser.open(forward.as_uri())
+    remover = threading.Timer(60, lambda: forward.unlink(missing_ok=True))
+    remover.daemon = True
+    remover.start()
+    return forward
+
+
 def serve(
     start: Path,
     profiles: Sequence[Path],
@@ -54,6 +76,7 @@ def serve(
     except NotInitialized as error:
         project, no_project = None, error.detail
     governed = []
+    opened: Path | None = None
     try:
         governed = [open_governed(profile) for profile in profiles]
         if project is None and not governed:
@@ -64,14 +87,14 @@ def serve(
         say(f"engram console: {guard.login_url}")
         say("(the link works once; stop the console with Ctrl-C)")
         if open_browser:
-            import webbrowser
-
-            webbrowser.open(guard.login_url)
+            opened = _open_privately(guard.login_url)
         config = uvicorn.Config(
             build_app(console), log_level="warning", access_log=False, lifespan="off"
         )
         uvicorn.Server(config).run(sockets=[listener])
     finally:
+        if opened is not None:
+            opened.unlink(missing_ok=True)
         listener.close()
         for view in governed:
             view.close()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram.canonical import digest
-from engram.durable import write_atomic
+from engram.durable import explained, write_atomic
 from engram.errors import ApprovalDeclined, ApprovalError, ApprovalTampered
 from engram.project.proposals import DEFAULT_QUERY_LEVEL
 
@@ -96,7 +96,9 @@ class Proposals:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
         lock_path = self.path.with_name(self.path.name + ".lock")
-        with lock_path.open("a") as lock:
+        with explained(lock_path.parent):
+            lock = lock_path.open("a")
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             data = self._read()
             yield data

@@ -77,9 +77,14 @@ class Catalog:
             touched = None
         if touched is None:
             self._full_scan()
+            self.version += 1  # see below
             return
         if not touched:
             return  # nothing happened since the last call: the common case, one read()
+        # Files changed. Another process sharing the index (an agent's server, the review
+        # console, a command) may have recorded the change first, so this refresh may find
+        # nothing to apply; what this process cached from the index is stale all the same.
+        self.version += 1
         known = self.index.files()
         changed, removed = [], []
         for path in sorted(touched):

@@ -15,6 +15,7 @@ together or not at all (:class:`engram.durable.FileChanges`).
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from engram.project.memory_file import FOLDERS, Memory, render_memory
 from engram.project.proposals import Candidate, Verdict
 from engram.project.results import Outcome
 
-__all__ = ["Changes", "recover_commits", "write_candidates"]
+__all__ = ["Changes", "Planned", "planned", "recover_commits", "write_candidates"]
 
 
 class Changes:
@@ -101,6 +102,33 @@ def _updated(existing: Memory, candidate: Candidate) -> Memory:
     if fresh.section("Origin"):
         updated = updated.with_section("Origin", fresh.section("Origin"))
     return updated.with_fields(revision=existing.revision + 1, updated=today, last_confirmed=today)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What approving one candidate writes, as a person reviews it: the whole file after
+    (every field and section, not only the text), the file it replaces or changes before,
+    and the other file a supersession marks. ``after`` is ``None`` for a NOOP."""
+
+    memory_id: str
+    before: str | None
+    after: str | None
+    marks: str | None = None
+
+
+def planned(memories: dict[str, Memory], candidate: Candidate, verdict: Verdict) -> Planned:
+    """The files approving ``candidate`` under ``verdict`` would write (the same
+    construction :func:`write_candidates` uses)."""
+    target = memories.get(verdict.target) if verdict.target else None
+    if verdict.kind == "UPDATE" and target is not None:
+        return Planned(target.id, render_memory(target), render_memory(_updated(target, candidate)))
+    if verdict.kind == "NOOP":
+        return Planned(verdict.target, None if target is None else render_memory(target), None)
+    memory = candidate.memory()
+    if verdict.kind == "SUPERSEDE" and target is not None:
+        memory = memory.with_fields(supersedes=[target.id])
+        return Planned(memory.id, None, render_memory(memory), marks=target.id)
+    return Planned(memory.id, None, render_memory(memory))
 
 
 def write_candidates(

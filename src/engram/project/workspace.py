@@ -28,12 +28,12 @@ from engram.errors import (
 from engram.project.adopt import AdoptionPlan, plan_adoption, record_adoption
 from engram.project.approvals import Pending, Proposals
 from engram.project.catalog import Catalog
-from engram.project.commit import Changes, recover_commits, write_candidates
+from engram.project.commit import Changes, Planned, planned, recover_commits, write_candidates
 from engram.project.config import RULE_VARIANTS, Config, load_config, save_config
 from engram.project.hashes import read_hashes, verify_hashes
 from engram.project.layout import Layout
 from engram.project.limits import MAX_QUERY
-from engram.project.memory_file import FOLDERS, Memory, with_text_digest
+from engram.project.memory_file import FOLDERS, Memory, render_memory, with_text_digest
 from engram.project.notes import make_note, promoted
 from engram.project.packing import estimate_tokens, pack, render_body
 from engram.project.ports import MemoryIndex, Progress, no_progress
@@ -214,8 +214,10 @@ class ProjectMemory:
         full: bool = False,
         explain: bool = False,
         notes: bool = True,
+        count: bool = True,
     ) -> LoadResult:
-        """Route and pack memory for a task (or one memory by id, budget aside)."""
+        """Route and pack memory for a task (or one memory by id, budget aside). ``count``:
+        whether this is a retrieval (the review console's look is not)."""
         config = self.config()
         if memory_id is not None:
             return self._load_one(memory_id, config, full)
@@ -227,7 +229,8 @@ class ProjectMemory:
         packed = pack(
             selected, header, budget, disclosure=disclosure, full=full, variant=config.rule_variant
         )
-        self._count_use(packed.body_keys)
+        if count:
+            self._count_use(packed.body_keys)
         return LoadResult(
             packed=packed.text,
             selected_keys=[memory.id for memory in selected],
@@ -423,6 +426,19 @@ class ProjectMemory:
                 raise CandidateError(f"approve numbers must be between 1 and {count}")
 
         return self._write_approved(self.proposals().take(token, check), approve)
+
+    def planned(self, pending: Pending) -> list[Planned]:
+        """What approving each candidate of a waiting proposal writes, file by file (the
+        review console shows it: every field an agent set, not only the text)."""
+        if pending.kind == "note":
+            note = Memory(**pending.candidates[0])
+            return [Planned(note.id, None, render_memory(note))]
+        self.refresh()
+        memories = self._memories()
+        return [
+            planned(memories, Candidate.from_json(c), Verdict(v["kind"], v["target"]))
+            for c, v in zip(pending.candidates, pending.verdicts, strict=True)
+        ]
 
     def review(self, proposal_id: str, digest: str, approve: bool) -> Outcome | None:
         """A person's answer in the review console to a waiting proposal
