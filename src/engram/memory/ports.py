@@ -102,9 +102,6 @@ class AuditEntry:
     digests: dict[str, str]
 
 
-# --- The host's read-only views of a scope (engram.memory.overview) -------------------
-
-
 @dataclass(frozen=True, slots=True)
 class RecordSummary:
     """A record's row without its ciphertext."""
@@ -238,7 +235,7 @@ class MemoryReader(Protocol):
 
     def kek_ids_in_use(self) -> set[str]: ...
 
-    # The host's views of a scope: each reads one index range, whatever the store's size.
+    # The host's views of a scope (engram.memory.overview): one index range each.
 
     def record_page(
         self, scope_id: str, state: str | None, after: tuple[int, int] | None, limit: int
