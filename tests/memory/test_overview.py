@@ -368,6 +368,19 @@ def test_activity_counts_each_day_from_the_table_kept_beside_the_journal(memory:
     }
 
 
+def test_the_hosts_adjudication_counts_as_an_admission_of_its_day(memory: Memory) -> None:
+    text = "The staging database password rotates every Monday."
+    _forget(memory, memory.admit(text, "held-first"))
+    held = memory.capture(text, "held.again-capture")
+    assert _admission(memory, held, "held.again-admit") == "pending_adjudication"
+    memory.clock.now += DAY
+
+    Maintenance(memory.engine, binding().scope).adjudicate(held, accept=True)
+
+    [today] = _overview(memory).activity(days=1)
+    assert (today.accepted, today.rejected, today.held) == (1, 0, 0)
+
+
 def test_counts_by_state_and_age(memory: Memory) -> None:
     admitted = {}
     # The last instant is now: 08:00 (UTC) 400 days after NOW. One day before now falls

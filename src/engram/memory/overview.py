@@ -72,6 +72,9 @@ _COUNTED: Final = {
     ("admission", "accepted"): "accepted",
     ("admission", "rejected"): "rejected",
     ("admission", "pending_adjudication"): "held",
+    # The host's decision on a held candidate admits or rejects it as an admission does.
+    ("adjudicate", "accepted"): "accepted",
+    ("adjudicate", "rejected"): "rejected",
     ("withdraw", None): "withdrawn",
     ("tombstone", None): "forgotten",
 }
