@@ -40,7 +40,7 @@ from engram.memory.ports import (
     RecordRow,
     RecordSummary,
 )
-from engram.memory.recall import _disclose
+from engram.memory.recall import disclose
 from engram.memory.records import content_text
 from engram.safety.display import shown
 
@@ -161,7 +161,7 @@ class Overview:
 
     def _text(self, reader: MemoryReader, row: RecordRow) -> str:
         """The record's text as search and get disclose it (their projection)."""
-        projected, _, _ = _disclose(reader, self.engine.vault, row)
+        projected, _, _ = disclose(reader, self.engine.vault, row)
         return shown(content_text(projected))
 
     def journal(self, before: int | str | None = None, limit: int = 50) -> Page[JournalEvent]:

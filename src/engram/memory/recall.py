@@ -38,6 +38,7 @@ __all__ = [
     "RECALL_CANDIDATES",
     "RESPONSE_CEILING_BYTES",
     "SemanticRanking",
+    "disclose",
     "eligible",
     "get",
     "search",
@@ -81,9 +82,11 @@ def _size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
 
 
-def _disclose(
+def disclose(
     reader: MemoryReader, vault: Vault, record: RecordRow
 ) -> tuple[dict[str, Any], list[str], str]:
+    """What ``get`` and ``search`` disclose of a record (and the operator's console shows):
+    its projection, what was redacted, and the redaction receipt's digest."""
     body = json.loads(vault.open(reader, record.record_id, record.scope_id, record.sealed))
     projected, redacted = project(record.record_id, record.record_digest, body, record.admitted_ms)
     return (
@@ -105,7 +108,7 @@ def get(
     record = reader.record(binding.scope.scope_id, arguments["record_id"])
     if record is None or not eligible(record, now_ms):
         raise NotFound()
-    projected, redacted, redaction = _disclose(reader, vault, record)
+    projected, redacted, redaction = disclose(reader, vault, record)
     at = format_instant(now_ms)
     revalidation = digest(
         "receipt/revalidation",
@@ -267,7 +270,7 @@ def search(
     packets: list[dict[str, Any]] = []
     left_out = 0
     for position, (record, score) in enumerate(window, start=offset + 1):
-        projected, redacted, redaction = _disclose(reader, vault, record)
+        projected, redacted, redaction = disclose(reader, vault, record)
         packet = {
             "record": projected,
             "redacted_fields": redacted,
