@@ -60,8 +60,12 @@ def _click(driver: WebDriver, selector: str) -> None:
 
 
 def _log_in(driver: WebDriver, console: RunningConsole) -> None:
+    """Open the printed link; the login page moves on to the console by itself."""
+    from selenium.webdriver.support.wait import WebDriverWait
+
     driver.get(console.login_url)
-    assert driver.current_url == console.origin + "/"
+    WebDriverWait(driver, 30).until(lambda d: d.current_url == console.origin + "/")
+    assert _by_css(driver, "h1").text == "Review"
 
 
 @pytest.fixture
@@ -169,6 +173,28 @@ def test_the_project_views_show_memories_search_scores_and_what_a_task_loads(
         assert "release-checklist" in _by_css(browser, "#explain").text
         assert _by_css(browser, "#packed").text.startswith("# Engram memory for: tag the release")
         screenshot(browser, "project-load")
+    finally:
+        console.stop()
+
+
+def test_open_leads_the_browser_into_a_session_through_its_private_file(
+    project: Project, browser: WebDriver, tmp_path: Path
+) -> None:
+    kept = tmp_path / "forward.html"
+    opener = tmp_path / "browser.sh"
+    opener.write_text(f'#!/bin/sh\ncp "${{1#file://}}" {kept}\n')
+    opener.chmod(0o755)
+    console = start_console(project, "--open", env={"BROWSER": str(opener)})
+    try:
+        from selenium.webdriver.support.wait import WebDriverWait
+
+        # What the browser was given: a file that forwards (a cross-site start), then
+        # the login page, which moves on to the console with the strict cookie.
+        browser.get(kept.as_uri())
+        WebDriverWait(browser, 30).until(lambda d: d.current_url == console.origin + "/")
+        assert _by_css(browser, "h1").text == "Review"
+        browser.get(console.origin + "/project")
+        assert _by_css(browser, "h1").text == "Project memories"
     finally:
         console.stop()
 

@@ -15,7 +15,7 @@ from engram.testing import current_capture_args, host_profile, run_engram
 from engram.testing.projects import Project
 from tests.console.conftest import RunningConsole, start_console
 
-PENDING_TEXT = "Quarterly numbers leak to the press on 2027-01-04 via the staging bucket."
+PENDING_TEXT = "Layoffs are announced at the next board meeting."
 
 
 def _get(
@@ -63,8 +63,7 @@ def _page(console: RunningConsole, path: str, cookie: str) -> str:
 
 def _log_in(console: RunningConsole) -> str:
     response = _get(console, console.login_url.removeprefix(console.origin))
-    assert response.status == 303
-    assert response.getheader("location") == "/"
+    assert response.status == 200
     return str(response.getheader("set-cookie")).split(";", 1)[0]
 
 
@@ -194,39 +193,64 @@ def test_outside_a_project_and_without_a_profile_there_is_nothing_to_review(
     )
 
 
-def test_no_page_shows_a_pending_candidates_text(
-    project: Project, profile: Path, tmp_path: Path
+def test_no_page_shows_a_pending_or_held_candidates_text_or_a_forgotten_records(
+    project: Project, profile: Path
 ) -> None:
-    agent = project.start("--host-profile", str(profile))
-    from engram.testing import call, value
+    from engram.host.runtime import open_memory
+    from engram.memory.maintenance import Maintenance
+    from engram.testing import now_ms
 
-    captured = value(
-        call(
-            agent,
-            "engram_memory_capture",
-            current_capture_args(text=PENDING_TEXT, key="pending.capture-0001"),
-        )
+    forgotten = "Quarterly numbers leak to the press via the staging bucket."
+    host = open_memory(profile)
+    valid = {"t": now_ms() - 60_000}
+    record_id = host.call(
+        "request_admission",
+        {
+            "candidate_id": host.call(
+                "capture", current_capture_args(forgotten, "held.capture-0001", valid_time=valid)
+            )["output"]["value"]["candidate_id"],
+            "idempotency_key": "held.admission-01",
+        },
+    )["output"]["value"]["outcome"]["record_id"]
+    forget = {"record_id": record_id, "idempotency_key": "held.forget-0001", "reason_ref": "r:x"}
+    host.call("forget", forget)
+    maintenance = Maintenance(host.engine, host.binding.scope)
+    maintenance.confirm(maintenance.pending().confirmations[0].request_id)
+    assert host.call("forget", forget)["ok"] is True
+    again = host.call(
+        "capture", current_capture_args(forgotten, "held.capture-0002", valid_time=valid)
     )
-    agent.close()
+    held = host.call(
+        "request_admission",
+        {
+            "candidate_id": again["output"]["value"]["candidate_id"],
+            "idempotency_key": "held.admission-02",
+        },
+    )["output"]["value"]["outcome"]
+    assert held["status"] == "pending_adjudication"
+    pending = host.call("capture", current_capture_args(PENDING_TEXT, "pending.capture-01"))
+    host.close()
     console = start_console(project, "--host-profile", str(profile))
     try:
         cookie = _log_in(console)
-        pages = [
-            _page(console, path, cookie)
+        pages = {
+            path: _page(console, path, cookie)
             for path in (
                 "/",
                 "/governed/0",
                 "/governed/0/records",
+                f"/governed/0/records/{record_id}",
                 "/governed/0/journal",
                 "/governed/0/audit",
             )
-        ]
+        }
     finally:
         err = console.stop()
-    assert captured["candidate_id"] in pages[3]  # the journal names it
-    for text in [*pages, err]:
-        assert "Quarterly numbers" not in text
-        assert "staging bucket" not in text
+    assert held["candidate_id"] in pages["/governed/0"]  # listed for adjudication
+    assert pending["output"]["value"]["candidate_id"] in pages["/governed/0/journal"]
+    for text in [*pages.values(), err]:
+        for secret in ("Quarterly numbers", "staging bucket", "the next board meeting"):
+            assert secret not in text
 
 
 def _proposals_page(project: Project, lines: str) -> str:
@@ -286,19 +310,19 @@ def test_open_hands_the_browser_a_private_file_never_the_secret(
     browser = tmp_path / "browser.sh"
     browser.write_text(f'#!/bin/sh\necho "$@" > {told}\ncat "${{1#file://}}" >> {told}\n')
     browser.chmod(0o755)
-    console = start_console(project, "--open", env={"BROWSER": str(browser)})
-    try:
-        for _ in range(600):
-            if told.exists() and told.read_text().count("\n") >= 2:
-                break
-            import time
 
-            time.sleep(0.05)
-        argument, forwarded = told.read_text().split("\n", 1)
-    finally:
-        console.stop()
+    # The browser is started (and has read its file) before the URL is printed.
+    console = start_console(project, "--open", env={"BROWSER": str(browser)})
+    argument, forwarded = told.read_text().split("\n", 1)
+    console.stop()
+
+    assert console.process.returncode == 0  # stopped as by Ctrl-C: it cleaned up
     secret = console.login_url.split("secret=")[1]
     assert argument.startswith("file:///")
     assert secret not in argument
-    assert forwarded.startswith('<!doctype html><meta http-equiv="refresh" content="0;url=')
-    assert secret in forwarded
+    assert forwarded == (
+        '<!doctype html><meta http-equiv="refresh" content="0;url='
+        + console.login_url.replace("&", "&amp;")
+        + '">'
+    )
+    assert not Path(argument.removeprefix("file://")).exists()  # removed when it stopped

@@ -219,6 +219,30 @@ def test_the_text_is_shown_only_while_the_record_is_accepted_current(memory: Mem
     assert overview.record(record_id).text is None
 
 
+def test_the_text_is_not_shown_past_the_records_expiry_even_before_a_sweep(
+    memory: Memory,
+) -> None:
+    from engram.memory.validation import format_instant
+
+    retention = {"derivative_rule": "make-ineligible", "expires_at": format_instant(NOW + HOUR)}
+    captured = memory.value(
+        "capture",
+        capture_args(text="Ephemeral cache path.", key="expiring.capture-01", retention=retention),
+    )
+    outcome = memory.value(
+        "request_admission",
+        {"candidate_id": captured["candidate_id"], "idempotency_key": "expiring.admission-1"},
+    )["outcome"]
+    overview = _overview(memory)
+    memory.clock.now = NOW + HOUR - 1
+    assert overview.record(outcome["record_id"]).text == "Ephemeral cache path."
+
+    memory.clock.now = NOW + HOUR
+
+    detail = overview.record(outcome["record_id"])
+    assert (detail.record.state, detail.text) == ("accepted_current", None)
+
+
 def test_an_unknown_or_foreign_record_is_not_found(memory: Memory) -> None:
     foreign = memory.admit("Another tenant's fact.", "foreign", binding(tenant="tenant-b"))
     with pytest.raises(NotFound):

@@ -117,12 +117,13 @@ def test_search_explains_each_channels_rank_and_the_bm25_score(memory: ProjectMe
     ]
 
 
+@pytest.mark.parametrize("watch", [True, False], ids=["inotify", "scan"])
 def test_a_server_sees_a_memory_another_process_wrote_into_the_shared_index(
-    layout: Layout,
+    layout: Layout, watch: bool
 ) -> None:
     from engram.compose import open_project
 
-    server = open_project(layout.root, watch=True)
+    server = open_project(layout.root, watch=watch)
     other = open_project(layout.root)
     try:
         assert server.memories() == []
@@ -137,4 +138,23 @@ def test_a_server_sees_a_memory_another_process_wrote_into_the_shared_index(
         ]
     finally:
         other.close()
+        server.close()
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["inotify", "scan"])
+def test_calls_that_change_nothing_keep_what_the_server_cached(layout: Layout, watch: bool) -> None:
+    from engram.compose import open_project
+
+    server = open_project(layout.root, watch=watch)
+    try:
+        server.commit(propose(server, TWO), "all")
+        server.memories()
+        cached = server.catalog.version
+
+        for _ in range(3):
+            server.memories()
+            server.search("staging host", 5)
+
+        assert server.catalog.version == cached
+    finally:
         server.close()

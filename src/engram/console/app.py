@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -130,6 +130,18 @@ async def form_of(request: Request) -> dict[str, str]:
     return {name: values[0] for name, values in fields.items()}
 
 
+def _status(error: EngramError) -> int:
+    """The HTTP status of a domain refusal: what is not there is 404, a malformed
+    argument 400, anything else (expired, already used, changed) 409."""
+    from engram.errors import InvalidArguments, InvalidSchema, NotFound, UnknownMemory
+
+    if isinstance(error, NotFound | UnknownMemory):
+        return 404
+    if isinstance(error, InvalidSchema | InvalidArguments):
+        return 400
+    return 409
+
+
 def guarded(pages: Pages, handler: Handler, action: bool) -> Handler:
     """The handler behind the guard: a session for every page; for an action, also the
     console's Origin and an unspent form token for exactly this path."""
@@ -151,7 +163,7 @@ def guarded(pages: Pages, handler: Handler, action: bool) -> Handler:
         except Refusal as refusal:
             return pages.render(request, "refused.html", refusal.status, reason=refusal.reason)
         except EngramError as error:
-            return pages.render(request, "refused.html", 409, reason=error.detail)
+            return pages.render(request, "refused.html", _status(error), reason=error.detail)
 
     return run
 
@@ -170,7 +182,11 @@ def build_app(console: Console) -> ASGIApp:
             session = guard.log_in(request.query_params.get("secret"))
         except Refusal as refusal:
             return pages.render(request, "refused.html", refusal.status, reason=refusal.reason)
-        response = RedirectResponse("/", status_code=303)
+        # A page that moves on by itself, not a redirect: a login reached from another
+        # site (the private file `--open` hands the browser) makes its redirects
+        # cross-site too, and the strict cookie would not go with the next request; a
+        # refresh the console's own page starts is same-site.
+        response = pages.render(request, "login.html")
         response.set_cookie(guard.cookie, session, httponly=True, samesite="strict", path="/")
         return response
 

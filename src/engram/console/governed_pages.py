@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Awaitable, Callable
+from dataclasses import fields
 from typing import TYPE_CHECKING, Final
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from engram.console import charts
+from engram.memory.gate import APPROVAL_TTL_MS
 from engram.memory.lifecycle import RECORD_STATES
+from engram.memory.overview import DayActivity
 
 if TYPE_CHECKING:
     from engram.console.app import Pages
@@ -24,8 +27,10 @@ __all__ = ["routes"]
 
 Handler = Callable[[Request], Awaitable[Response]]
 
-#: The kinds of the activity chart, in legend order (Overview.activity's fields).
-ACTIVITY: Final = ("captures", "accepted", "rejected", "held", "withdrawn", "forgotten")
+#: The kinds of the activity chart, in legend order: the counts of a day's activity.
+ACTIVITY: Final = tuple(f.name for f in fields(DayActivity) if f.name not in ("day", "date"))
+#: How long an approval given here stays valid, in seconds.
+APPROVAL_S: Final = APPROVAL_TTL_MS // 1000
 STATES: Final = RECORD_STATES
 
 
@@ -56,6 +61,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             number=number,
             confirmations=waiting.confirmations,
             held=view.overview.held(),
+            approval_s=APPROVAL_S,
             activity=chart,
             by_state=charts.bars(counts["states"]),
             by_age=charts.bars(counts["ages"]),
@@ -67,7 +73,9 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         request_id = request.path_params["request_id"]
         if decision == "approve":
             row = view.maintenance.confirm(request_id)
-            done = f"approved {row.tool} of {row.target} for 300 s: the agent may retry now"
+            done = (
+                f"approved {row.tool} of {row.target} for {APPROVAL_S} s: the agent may retry now"
+            )
         elif decision == "deny":
             row = view.maintenance.deny(request_id)
             done = f"denied {row.tool} of {row.target}"

@@ -58,12 +58,15 @@ HEADERS: Final = {
 }
 
 
-@dataclass(frozen=True)
 class Refusal(Exception):
-    """A request the guard refuses: its HTTP status and what the person should do."""
+    """A request the console refuses: its HTTP status and what the person should do.
+    Never leaves the console (its routes turn it into a page), so it is not one of
+    :mod:`engram.errors`' codes."""
 
-    status: int
-    reason: str
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(status, reason)
+        self.status = status
+        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from starlette.responses import RedirectResponse, Response
 
 from engram.console import charts
 from engram.console.markdown import render_markdown
+from engram.project.memory_file import TYPES
 
 if TYPE_CHECKING:
     from engram.console.app import Pages
@@ -32,7 +33,6 @@ Handler = Callable[[Request], Awaitable[Response]]
 PAGE: Final = 100
 #: Age buckets of the "memory by age" chart: (label, at most this many days old).
 AGES: Final = (("this week", 7), ("this month", 31), ("this year", 366), ("older", 10**9))
-TYPES: Final = ("rule", "skill", "knowledge")
 
 
 def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
@@ -61,6 +61,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             page=page,
             pages_count=max(1, -(-len(shown) // PAGE)),
             wanted=wanted,
+            types=TYPES,
             by_type=charts.bars([(kind, sum(m.type == kind for m in every)) for kind in TYPES]),
             by_age=charts.bars(_ages(every, today)),
             counts=_counts(every),
@@ -82,7 +83,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             html=render_markdown(found.body),
             file=located[1] if located else None,
             health=problems or ["ok"],
-            history=_history(project, located[1] if located else None),
+            history=_history(located[1] if located else None),
         )
 
     def search(request: Request, project: ProjectMemory) -> Response:
@@ -198,7 +199,7 @@ def _path_of(project: ProjectMemory, memory_id: str) -> tuple[str, Path] | None:
     return None
 
 
-def _history(project: ProjectMemory, path: Path | None) -> list[str] | None:
+def _history(path: Path | None) -> list[str] | None:
     """The file's Git log (newest first; empty before its first commit), or ``None``
     outside a repository or without Git."""
     if path is None:
@@ -208,7 +209,8 @@ def _history(project: ProjectMemory, path: Path | None) -> list[str] | None:
         try:
             return subprocess.run(
                 ["git", *args],
-                cwd=project.layout.root,
+                # The file's own folder: a global memory lives outside the project.
+                cwd=path.parent,
                 capture_output=True,
                 text=True,
                 timeout=10,

@@ -7,13 +7,47 @@ uvicorn's access log is off: the login URL carries the one-time secret.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import NotInitialized, UsageError
 
+if TYPE_CHECKING:
+    from engram.console.governed import GovernedView
+
 __all__ = ["serve"]
+
+
+def _server_class(on_started: Callable[[], None]) -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, stopped by Ctrl-C or SIGTERM as the console's own end: uvicorn
+        raises the signal again once it has shut down, which would end the process before
+        the console closes its stores and removes ``--open``'s file. ``on_started`` runs
+        once it listens with its signal handlers in place (the URL is printed then, so a
+        stop right after it is still a clean one)."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if not self.should_exit:  # it failed to start, and says why itself
+                on_started()
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {number: signal.signal(number, self.handle_exit) for number in handled}
+            try:
+                yield
+            finally:
+                for number, handler in original.items():
+                    signal.signal(number, handler)
+
+    return Server
 
 
 def _bind(port: int) -> socket.socket:
@@ -75,23 +109,27 @@ def serve(
         project, no_project = open_project(start, watch=True), ""
     except NotInitialized as error:
         project, no_project = None, error.detail
-    governed = []
+    governed: list[GovernedView] = []
     opened: Path | None = None
     try:
-        governed = [open_governed(profile) for profile in profiles]
+        for profile in profiles:  # one by one: those opened are closed if a later one fails
+            governed.append(open_governed(profile))
         if project is None and not governed:
             raise UsageError(
                 f"nothing to review: {no_project}, or give a host profile with --host-profile"
             )
         console = Console(guard, project, governed, no_project)
-        say(f"engram console: {guard.login_url}")
-        say("(the link works once; stop the console with Ctrl-C)")
         if open_browser:
             opened = _open_privately(guard.login_url)
+
+        def started() -> None:
+            say(f"engram console: {guard.login_url}")
+            say("(the link works once; stop the console with Ctrl-C)")
+
         config = uvicorn.Config(
             build_app(console), log_level="warning", access_log=False, lifespan="off"
         )
-        uvicorn.Server(config).run(sockets=[listener])
+        _server_class(started)(config).run(sockets=[listener])
     finally:
         if opened is not None:
             opened.unlink(missing_ok=True)

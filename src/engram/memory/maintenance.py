@@ -66,10 +66,8 @@ class Maintenance:
         with self.engine.store.read() as reader:
             confirmations = [
                 _shown(row)
-                for row in reader.confirmations(self._scope_id)
-                if row.consumed_ms is None
-                and row.approved_ms is None
-                and row.created_ms >= now - REQUEST_TTL_MS
+                for row in reader.confirmations(self._scope_id, now - REQUEST_TTL_MS)
+                if row.consumed_ms is None and row.approved_ms is None
             ]
             held = reader.candidates_in_state(self._scope_id, "pending_adjudication")
         return PendingItems(confirmations, held)
@@ -115,9 +113,7 @@ class Maintenance:
         return _shown(row)
 
     def _open_request(self, tx: MemoryTransaction, request_id: str, now: int) -> ConfirmationRow:
-        row = next(
-            (r for r in tx.confirmations(self._scope_id) if r.request_id == request_id), None
-        )
+        row = tx.confirmation(self._scope_id, request_id)
         if row is None:
             raise NotFound(f"no confirmation request {request_id} in this scope")
         if row.approved_ms is not None or row.consumed_ms is not None:

@@ -30,7 +30,7 @@ from typing import Any, Final, Generic, TypeVar
 from engram.errors import InvalidSchema, NotFound
 from engram.memory.binding import Scope
 from engram.memory.engine import MemoryEngine
-from engram.memory.lifecycle import DISCLOSABLE, RECORD_STATES
+from engram.memory.lifecycle import RECORD_STATES
 from engram.memory.ports import (
     DAY_MS,
     AuditEntry,
@@ -40,7 +40,7 @@ from engram.memory.ports import (
     RecordRow,
     RecordSummary,
 )
-from engram.memory.recall import disclose
+from engram.memory.recall import disclose, eligible
 from engram.memory.records import content_text
 from engram.safety.display import shown
 
@@ -150,7 +150,9 @@ class Overview:
                 raise NotFound(f"no record {record_id} in this scope")
             candidate = reader.candidate(self._scope_id, row.candidate_id)
             events = reader.events_of(self._scope_id, [row.record_id, row.candidate_id])
-            text = self._text(reader, row) if row.state in DISCLOSABLE else None
+            # What get would disclose now: current, within its valid time and unexpired
+            # (the console opens a store without sweeping it).
+            text = self._text(reader, row) if eligible(row, self.engine.clock()) else None
         return RecordDetail(
             record=replace(row, sealed=None),
             captured_ms=None if candidate is None else candidate.captured_ms,

@@ -48,6 +48,7 @@ class Catalog:
         self._folders: set[Path] = set()
         #: Bumped whenever the index changes, so callers can cache what they read from it.
         self.version = 0
+        self._generation: int | None = None
 
     def _existing_folders(self) -> set[Path]:
         return {f for layout in self.layouts for f in layout.memory_folders() if f.is_dir()}
@@ -66,6 +67,16 @@ class Catalog:
 
     def refresh(self) -> None:
         """Bring the index up to date with the files."""
+        self._bring_up_to_date()
+        # Another process sharing the index (an agent's server, the review console, a
+        # command) may have recorded a change first: this refresh then applied nothing,
+        # yet what this process cached from the index is stale.
+        generation = self.index.generation()
+        if generation != self._generation:
+            self._generation = generation
+            self.version += 1
+
+    def _bring_up_to_date(self) -> None:
         touched = self._changes.drain() if self._changes is not None else None
         folders = self._existing_folders()
         if folders != self._folders:
@@ -77,14 +88,9 @@ class Catalog:
             touched = None
         if touched is None:
             self._full_scan()
-            self.version += 1  # see below
             return
         if not touched:
             return  # nothing happened since the last call: the common case, one read()
-        # Files changed. Another process sharing the index (an agent's server, the review
-        # console, a command) may have recorded the change first, so this refresh may find
-        # nothing to apply; what this process cached from the index is stale all the same.
-        self.version += 1
         known = self.index.files()
         changed, removed = [], []
         for path in sorted(touched):

@@ -75,6 +75,11 @@ class MemoryIndex(Protocol):
 
     def most_used(self, limit: int) -> list[str]: ...
 
+    def generation(self) -> int:
+        """A number that changes when another process changes the index (not when this
+        one does): callers caching what they read compare it."""
+        ...
+
     def close(self) -> None: ...
 
 

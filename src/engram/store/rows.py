@@ -275,15 +275,25 @@ class RowReads:
             is not None
         )
 
-    def confirmations(self, scope_id: str) -> list[ConfirmationRow]:
+    def confirmations(self, scope_id: str, created_since_ms: int = 0) -> list[ConfirmationRow]:
+        # One range of confirmations_by_creation: the table only grows, and a page of what
+        # waits now must not read every request the scope ever made.
         return [
             confirmation_from_row(row)
             for row in self.db.execute(
                 f"SELECT {_CONFIRMATION_COLUMNS} FROM confirmations WHERE scope_id = ?"
-                " ORDER BY created_ms, request_id",
-                (scope_id,),
+                " AND created_ms >= ? ORDER BY created_ms, request_id",
+                (scope_id, created_since_ms),
             )
         ]
+
+    def confirmation(self, scope_id: str, request_id: str) -> ConfirmationRow | None:
+        row = self.db.execute(
+            f"SELECT {_CONFIRMATION_COLUMNS} FROM confirmations"
+            " WHERE request_id = ? AND scope_id = ?",
+            (request_id, scope_id),
+        ).fetchone()
+        return confirmation_from_row(row) if row else None
 
     def purge_row(self, owner: str) -> dict[str, Any] | None:
         row = self.db.execute(

@@ -401,6 +401,12 @@ class ProjectIndex:
                     (memory_id,),
                 )
 
+    def generation(self) -> int:
+        """SQLite's ``data_version``: it changes when another connection commits."""
+        with self._read() as db:
+            value: int = db.execute("PRAGMA data_version").fetchone()[0]
+        return value
+
     def most_used(self, limit: int) -> list[str]:
         with self._read() as db:
             return [
