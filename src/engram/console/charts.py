@@ -32,6 +32,8 @@ class Band:
 
 @dataclass(frozen=True)
 class Column:
+    """One day's column: where it stands, how wide it is, its total and its bands."""
+
     label: str
     x: float
     width: float

@@ -35,7 +35,9 @@ STATES: Final = RECORD_STATES
 
 
 def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
-    """The governed pages, each with its method."""
+    """The governed pages, each with its method. One function of small closures over
+    ``pages`` (each page's handler is a few lines: read the domain, render), so the
+    table at its end says every route in one place."""
 
     def governed_page(view: Callable[[Request, GovernedView, int], Response]) -> Handler:
         async def run(request: Request) -> Response:

@@ -98,6 +98,7 @@ class Guard:
         return f"{self.origin}/login?secret={self._secret}"
 
     def check_host(self, host: str | None) -> None:
+        """Refuse a request that does not name the console itself (DNS rebinding)."""
         if host != self.host:
             raise Refusal(421, "this page answers only at its own address: open the printed URL")
 

@@ -36,7 +36,9 @@ AGES: Final = (("this week", 7), ("this month", 31), ("this year", 366), ("older
 
 
 def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
-    """The project pages, each with its method."""
+    """The project pages, each with its method. One function of small closures over
+    ``pages`` (each page's handler is a few lines: read the domain, render), so the
+    table at its end says every route in one place."""
 
     def project_page(view: Callable[[Request, ProjectMemory], Response]) -> Handler:
         async def run(request: Request) -> Response:

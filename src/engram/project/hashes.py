@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from engram.durable import write_atomic
 from engram.errors import HashesCorrupt
 from engram.project.layout import MEMORY_FOLDERS, Layout
+from engram.project.ports import FileState
 
 __all__ = [
     "digest_text",
@@ -36,6 +38,35 @@ def read_hashes(layout: Layout) -> dict[str, str]:
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise HashesCorrupt(f"{layout.hashes}: must map paths to hex digests{_REMEDY}")
     return {str(key): str(value) for key, value in data.items()}
+
+
+def indexed_health(layouts: list[Layout], files: Mapping[str, FileState]) -> dict[str, list[str]]:
+    """Each memory file's problems (empty: healthy), by its index path (``rules/x.md``,
+    ``global:rules/x.md``), from what the index knows of it: the index keeps every file's
+    SHA-256 current, so this compares it with the recorded hash without reading thousands
+    of files (:func:`verify_hashes` reads them all)."""
+    recorded: dict[str, dict[str, str] | None] = {}
+    for layout in layouts:
+        try:
+            recorded[layout.prefix] = read_hashes(layout)
+        except HashesCorrupt:
+            recorded[layout.prefix] = None
+    found: dict[str, list[str]] = {}
+    for path, state in files.items():
+        prefix = "global:" if path.startswith("global:") else ""
+        hashes = recorded.get(prefix)
+        expected = None if hashes is None else hashes.get(path.removeprefix(prefix))
+        problems = []
+        if hashes is None:
+            problems.append("hashes file unreadable")
+        elif expected is None:
+            problems.append("missing hash")
+        elif expected != state.sha256:
+            problems.append("hash mismatch")
+        if state.problem is not None:
+            problems.append(state.problem)
+        found[path] = problems
+    return found
 
 
 def render_hashes(hashes: dict[str, str]) -> str:

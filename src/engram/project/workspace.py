@@ -30,7 +30,7 @@ from engram.project.approvals import Pending, Proposals
 from engram.project.catalog import Catalog
 from engram.project.commit import Changes, Planned, planned, recover_commits, write_candidates
 from engram.project.config import RULE_VARIANTS, Config, load_config, save_config
-from engram.project.hashes import read_hashes, verify_hashes
+from engram.project.hashes import indexed_health, verify_hashes
 from engram.project.layout import Layout
 from engram.project.limits import MAX_QUERY
 from engram.project.memory_file import FOLDERS, Memory, render_memory, with_text_digest
@@ -563,37 +563,10 @@ class ProjectMemory:
         return Verification(report)
 
     def health(self) -> dict[str, list[str]]:
-        """Each memory file's problems (empty: healthy), by its index path (``rules/x.md``,
-        ``global:rules/x.md``), from the index rather than the disk: the index keeps every
-        file's SHA-256 current, so this compares it with the recorded hash without reading
-        thousands of files (``verify`` reads them all)."""
+        """Each memory file's problems (empty: healthy), by its index path, from the
+        index rather than the disk (:func:`engram.project.hashes.indexed_health`)."""
         self.refresh()
-        recorded: dict[str, dict[str, str] | None] = {}
-        for layout in self.layouts.values():
-            try:
-                recorded[layout.prefix] = read_hashes(layout)
-            except HashesCorrupt:
-                recorded[layout.prefix] = None
-        found: dict[str, list[str]] = {}
-        for path, state in self.index.files().items():
-            prefix = "global:" if path.startswith("global:") else ""
-            hashes = recorded[prefix]
-            expected = None if hashes is None else hashes.get(path.removeprefix(prefix))
-            problems = (
-                []
-                if expected == state.sha256
-                else [
-                    "hashes file unreadable"
-                    if hashes is None
-                    else "missing hash"
-                    if expected is None
-                    else "hash mismatch"
-                ]
-            )
-            if state.problem is not None:
-                problems.append(state.problem)
-            found[path] = problems
-        return found
+        return indexed_health(list(self.layouts.values()), self.index.files())
 
     def _hash_problems(self) -> int:
         """Files whose hash is not the recorded one; every file when the record itself
