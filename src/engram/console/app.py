@@ -7,8 +7,10 @@ always shown, never obeyed. Routes run on the server's one event-loop thread, on
 time: the console has one user, and the stores it opened are used from the thread that
 opened them.
 
-A domain refusal (an expired confirmation, a proposal that changed) is shown as a page
-with its message and status 409; a guard refusal with its own status.
+A domain refusal is shown as a page with its message: 404 for what is not there, 400 for
+a malformed argument, 409 for the rest (an expired confirmation, a proposal that
+changed); a guard refusal with its own status. Every answer, a 500 included, carries the
+guard's headers (:class:`Secured` wraps the whole application).
 """
 
 from __future__ import annotations
