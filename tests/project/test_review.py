@@ -158,3 +158,33 @@ def test_calls_that_change_nothing_keep_what_the_server_cached(layout: Layout, w
         assert server.catalog.version == cached
     finally:
         server.close()
+
+
+def test_planned_shows_each_candidates_whole_file_and_what_it_changes(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    write_memory_file(layout, "unit-tests-first", "rule", "Run unit tests before push")
+    memory.commit(propose(memory, "TYPE: knowledge | TEXT: The staging host is bluebird\n"), "all")
+    propose(
+        memory,
+        "TYPE: rule | TEXT: Run unit tests before every push | TRIGGERS: push, release\n"
+        "TYPE: knowledge | TEXT: The staging host is bluebird\n"
+        "TYPE: rule | TEXT: Sign every release tag | CONTEXT: the key is in the vault\n",
+    )
+    [waiting] = memory.proposals().waiting()
+
+    supersede, noop, add = memory.planned(waiting.pending)
+
+    old = (layout.folder("rules") / "unit-tests-first.md").read_text()
+    assert (supersede.memory_id, supersede.marks, supersede.before) == (
+        "run-unit-tests-before-every-push",
+        "unit-tests-first",
+        old,
+    )
+    assert supersede.after is not None
+    assert "supersedes: [unit-tests-first]" in supersede.after
+    assert "triggers: [push, release]" in supersede.after
+    assert (noop.memory_id, noop.after) == ("the-staging-host-is-bluebird", None)
+    assert add.before is None
+    assert add.after is not None
+    assert "- Context: the key is in the vault" in add.after

@@ -76,7 +76,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         found = project.index.memory(memory_id)
         if found is None:
             return pages.render(request, "refused.html", 404, reason=f"no memory {memory_id!r}")
-        located = _path_of(project, memory_id)
+        located = project.file_of(memory_id)
         problems = project.health().get(located[0], []) if located else ["no file"]
         return pages.render(
             request,
@@ -189,16 +189,6 @@ def _contributions(entry: dict[str, Any]) -> dict[str, float]:
     if ranks.keys() == {"lexical"} and entry["channels"] == ["lexical"]:
         return {"lexical": float(entry["score"])}
     return {name: 1.0 / (RRF_K + rank) for name, rank in ranks.items()}
-
-
-def _path_of(project: ProjectMemory, memory_id: str) -> tuple[str, Path] | None:
-    """The index path of a memory's file and where it is on disk."""
-    for state in project.index.files().values():
-        if state.memory_id == memory_id and not (state.problem or "").startswith("shadowed"):
-            if state.path.startswith("global:"):
-                return state.path, project.global_layout.base / state.path.removeprefix("global:")
-            return state.path, project.layout.base / state.path
-    return None
 
 
 def _history(path: Path | None) -> list[str] | None:

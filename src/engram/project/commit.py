@@ -107,8 +107,9 @@ def _updated(existing: Memory, candidate: Candidate) -> Memory:
 @dataclass(frozen=True)
 class Planned:
     """What approving one candidate writes, as a person reviews it: the whole file after
-    (every field and section, not only the text), the file it replaces or changes before,
-    and the other file a supersession marks. ``after`` is ``None`` for a NOOP."""
+    (every field and section, not only the text); before, the file it changes (UPDATE),
+    supersedes (SUPERSEDE: ``marks`` names it, marked superseded and kept) or repeats
+    (NOOP); ``after`` is ``None`` for a NOOP, which writes nothing."""
 
     memory_id: str
     before: str | None
@@ -127,7 +128,7 @@ def planned(memories: dict[str, Memory], candidate: Candidate, verdict: Verdict)
     memory = candidate.memory()
     if verdict.kind == "SUPERSEDE" and target is not None:
         memory = memory.with_fields(supersedes=[target.id])
-        return Planned(memory.id, None, render_memory(memory), marks=target.id)
+        return Planned(memory.id, render_memory(target), render_memory(memory), marks=target.id)
     return Planned(memory.id, None, render_memory(memory))
 
 

@@ -435,10 +435,34 @@ class ProjectMemory:
             return [Planned(note.id, None, render_memory(note))]
         self.refresh()
         memories = self._memories()
-        return [
+        plans = [
             planned(memories, Candidate.from_json(c), Verdict(v["kind"], v["target"]))
             for c, v in zip(pending.candidates, pending.verdicts, strict=True)
         ]
+        # "Before" as the file is on disk (a hand-written one may lack fields the commit
+        # writes), so the person sees every line that changes.
+        return [
+            replace(plan, before=self._file_text(plan.marks or plan.memory_id) or plan.before)
+            if plan.before is not None
+            else plan
+            for plan in plans
+        ]
+
+    def file_of(self, memory_id: str) -> tuple[str, Path] | None:
+        """The index path of a memory's file (``global:`` first for a global one) and
+        where it is on disk; ``None`` when no valid file holds the id."""
+        for state in self.index.files().values():
+            if state.memory_id == memory_id and not (state.problem or "").startswith("shadowed"):
+                layout = self.global_layout if state.path.startswith("global:") else self.layout
+                return state.path, layout.base / state.path.removeprefix(layout.prefix)
+        return None
+
+    def _file_text(self, memory_id: str) -> str | None:
+        located = self.file_of(memory_id)
+        try:
+            return None if located is None else located[1].read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def review(self, proposal_id: str, digest: str, approve: bool) -> Outcome | None:
         """A person's answer in the review console to a waiting proposal
