@@ -30,7 +30,7 @@ from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import record, summary
-from governed import PURPOSE, WORK, arguments, sentence, timed
+from governed import PURPOSE, WORK, arguments, sentence, timed, vacuum
 
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_engine
@@ -164,20 +164,12 @@ def build_store(size: int, backend: str) -> tuple[Path, bool]:
             for index in range(batch, min(size, batch + BATCH)):
                 builder.one(tx, index)
         if backend == "postgresql" and batch % (20 * BATCH) == 0:
-            _vacuum(engine)  # what autovacuum does as a store grows (see docs/deployment.md)
+            vacuum(engine)  # what autovacuum does as a store grows (see docs/deployment.md)
     if backend == "postgresql":
-        _vacuum(engine)
+        vacuum(engine)
     engine.store.close()
     built.touch()
     return profile, False
-
-
-def _vacuum(engine: MemoryEngine) -> None:
-    """Vacuum and analyze a PostgreSQL store, as autovacuum would (this CI server runs
-    with it off): the planner's statistics grow with the store, and the plans each
-    connection keeps are made again from them."""
-    database = engine.store.database  # type: ignore[attr-defined]
-    assert database.maintain(("VACUUM ANALYZE",))
 
 
 def _cases(overview: Overview, rng: random.Random) -> dict[str, Callable[[int], object]]:
@@ -224,7 +216,7 @@ def measure(profile: Path, repeat: int, backend: str) -> dict[str, Any]:
     engine = open_engine(loaded.store, loaded.keys, loaded.policy, semantic=False)
     try:
         if backend == "postgresql":
-            _vacuum(engine)
+            vacuum(engine)
         overview = Overview(engine, binding_of(loaded).scope)
         figures: dict[str, Any] = {}
         for name, call in _cases(overview, random.Random(7)).items():
