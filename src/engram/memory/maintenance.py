@@ -75,35 +75,28 @@ class Maintenance:
     def confirm(self, request_id: str) -> ConfirmationRow:
         """Approve one open request; the approval is valid for 300 s from now. The row
         returned is fit to show a person (see :meth:`pending`)."""
-        now = self.engine.clock()
-        with self.engine.store.write() as tx:
-            row = self._open_request(tx, request_id, now)
-            tx.approve_confirmation(request_id, now)
-            self._event(
-                tx,
-                {
-                    "operation": "confirm",
-                    "target": row.target,
-                    "request_id": request_id,
-                    "tool": row.tool,
-                },
-                False,
-            )
-        return _shown(row)
+        return self._decide(request_id, "confirm")
 
     def deny(self, request_id: str) -> ConfirmationRow:
         """Refuse one open request: it is spent without an approval, so the agent's retry
         fails the gate, and until the request would have expired that retry leaves no
         new request (a person said no; asking again at once is not a question). The row
         returned is fit to show a person (see :meth:`pending`)."""
+        return self._decide(request_id, "deny")
+
+    def _decide(self, request_id: str, decision: str) -> ConfirmationRow:
+        """Approve (``confirm``) or refuse (``deny``) an open request, journaled."""
         now = self.engine.clock()
         with self.engine.store.write() as tx:
             row = self._open_request(tx, request_id, now)
-            tx.consume_confirmation(request_id, now)
+            if decision == "confirm":
+                tx.approve_confirmation(request_id, now)
+            else:
+                tx.consume_confirmation(request_id, now)
             self._event(
                 tx,
                 {
-                    "operation": "deny",
+                    "operation": decision,
                     "target": row.target,
                     "request_id": request_id,
                     "tool": row.tool,
