@@ -12,6 +12,7 @@ import pytest
 
 from engram.console.guard import HEADERS
 from engram.testing import current_capture_args, host_profile, run_engram
+from engram.testing.postgres import PostgresRun
 from engram.testing.projects import Project
 from tests.console.conftest import RunningConsole, start_console
 
@@ -326,3 +327,53 @@ def test_open_hands_the_browser_a_private_file_never_the_secret(
         + '">'
     )
     assert not Path(argument.removeprefix("file://")).exists()  # removed when it stopped
+
+
+def test_the_governed_pages_serve_a_postgresql_store(
+    project: Project, tmp_path: Path, postgres_run: PostgresRun
+) -> None:
+    from engram.host.runtime import open_memory
+    from engram.memory.maintenance import Maintenance
+
+    url = postgres_run.new_store().url
+    profile = host_profile(tmp_path / "pg-host", tenant="acme", workspace="payments", store=url)
+    host = open_memory(profile)
+    records = []
+    for number in range(2):
+        captured = host.call(
+            "capture",
+            current_capture_args(f"Fact {number} of the team.", f"pg.capture-{number:06d}"),
+        )["output"]["value"]
+        records.append(
+            host.call(
+                "request_admission",
+                {
+                    "candidate_id": captured["candidate_id"],
+                    "idempotency_key": f"pg.admission-{number:06d}",
+                },
+            )["output"]["value"]["outcome"]["record_id"]
+        )
+    forget = {"record_id": records[0], "idempotency_key": "pg.forget-000001", "reason_ref": "r:x"}
+    host.call("forget", forget)
+    maintenance = Maintenance(host.engine, host.binding.scope)
+    maintenance.confirm(maintenance.pending().confirmations[0].request_id)
+    assert host.call("forget", forget)["ok"] is True
+    host.close()
+    console = start_console(project, "--host-profile", str(profile))
+    try:
+        cookie = _log_in(console)
+        listed = _page(console, "/governed/0/records", cookie)
+        forgotten = _page(console, f"/governed/0/records/{records[0]}", cookie)
+        current = _page(console, f"/governed/0/records/{records[1]}", cookie)
+        journal = _page(console, "/governed/0/journal?verify=1", cookie)
+        audit = _page(console, "/governed/0/audit?tool=forget", cookie)
+        overview = _page(console, "/governed/0", cookie)
+    finally:
+        console.stop()
+    assert all(record_id in listed for record_id in records)
+    assert '<td id="state">tombstoned</td>' in forgotten
+    assert "Fact 0 of the team." not in forgotten
+    assert '<pre class="text" id="content">Fact 1 of the team.</pre>' in current
+    assert "the chain verifies: 6 events" in journal  # 2 captures, 2 admissions, confirm, forget
+    assert audit.count("<td>forget</td>") == 2  # refused at the gate, then run
+    assert "Nothing to confirm." in overview
