@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,9 @@ from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_engine
 from engram.host.setup import init_host
 from engram.memory import admission, capture
+from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
+from engram.memory.ports import MemoryTransaction
 from engram.testing.clients import StdioClient
 
 WORK = Path(__file__).resolve().parent / "work"
@@ -283,13 +286,6 @@ def arguments(text: str, key: str, now: int) -> dict[str, Any]:
     }
 
 
-def _bench_database(size: int) -> str:
-    """A new schema for ``size`` in database ``engram_bench`` (kept across runs)."""
-    from engram.testing.postgres import PostgresRun
-
-    return PostgresRun(name="engram_bench").new_store(schema=f"governed_{size}").url
-
-
 def vacuum(engine: MemoryEngine) -> None:
     """Vacuum and analyze a PostgreSQL store, as autovacuum would (this CI server runs
     with it off): the planner's statistics grow with the store, and the plans each
@@ -299,20 +295,33 @@ def vacuum(engine: MemoryEngine) -> None:
     assert database.maintain(("VACUUM ANALYZE",))
 
 
-def build_store(size: int, semantic: bool = False, backend: str = "sqlite") -> tuple[Path, bool]:
-    """A profile whose store holds ``size`` admitted records, and whether it was reused.
+def bench_store(
+    name: str,
+    size: int,
+    batch: int,
+    add: Callable[[MemoryEngine, Binding], Callable[[MemoryTransaction, int], None]],
+    backend: str = "sqlite",
+    semantic: bool = False,
+) -> tuple[Path, bool]:
+    """A benchmark's store: ``WORK/NAME`` (``NAME-postgresql`` with its schema in database
+    ``engram_bench``), filled once by ``add(engine, binding)(tx, index)`` for each of
+    ``size`` records, ``batch`` a transaction, and reused by later runs; whether reused.
 
-    A store is built once and reused by later runs. Its profile turns the semantic
-    channel on only when asked: these figures are the lexical channel's (a server with
-    the channel on would also embed the records in the background while it is timed).
+    Fixture building only writes many records a transaction; measurements do not. On
+    PostgreSQL the store is analyzed as it grows (:func:`vacuum`). The profile turns the
+    semantic channel on only when asked.
     """
-    name = f"governed-{size}" + ("-semantic" if semantic else "")
     directory = WORK / (name if backend == "sqlite" else f"{name}-{backend}")
     profile, built = directory / "host.toml", directory / "built"
     if built.exists():
         return profile, True
     shutil.rmtree(directory, ignore_errors=True)  # an interrupted build starts over
-    store = _bench_database(size) if backend == "postgresql" else None
+    store = None
+    if backend == "postgresql":
+        from engram.testing.postgres import PostgresRun
+
+        schema = name.replace("-", "_")
+        store = PostgresRun(name="engram_bench").new_store(schema=schema).url
     profile = init_host(
         directory,
         tenant="bench",
@@ -328,39 +337,55 @@ def build_store(size: int, semantic: bool = False, backend: str = "sqlite") -> t
     engine = open_engine(
         loaded.store, loaded.keys, loaded.policy, durability="normal", semantic=False
     )
-    binding = binding_of(loaded)
-    rng = random.Random(size)
-    now = int(time.time() * 1000)
-    for batch in range(0, size, 1000):
-        # Fixture building only: many records per transaction (measurements do not).
+    one = add(engine, binding_of(loaded))
+    for first in range(0, size, batch):
         with engine.store.write() as tx:
-            for index in range(batch, min(size, batch + 1000)):
-                key = f"bench-capture-{index:08d}"
-                captured = capture.capture(
-                    tx,
-                    engine.vault,
-                    engine.policy,
-                    binding,
-                    arguments(sentence(rng), key, now),
-                    now,
-                )
-                admission.request_admission(
-                    tx,
-                    engine.vault,
-                    engine.admission_policy,
-                    binding,
-                    {
-                        "candidate_id": captured["candidate_id"],
-                        "idempotency_key": f"bench-admit-{index:08d}",
-                    },
-                    now,
-                )
-        if backend == "postgresql" and batch % 20_000 == 0:
+            for index in range(first, min(size, first + batch)):
+                one(tx, index)
+        if backend == "postgresql" and first % 20_000 == 0:
             vacuum(engine)  # what autovacuum does as a store grows (docs/deployment.md)
     if backend == "postgresql":
         vacuum(engine)
+    engine.store.close()
     built.touch()
     return profile, False
+
+
+def build_store(size: int, semantic: bool = False, backend: str = "sqlite") -> tuple[Path, bool]:
+    """A profile whose store holds ``size`` admitted records, and whether it was reused
+    (these figures are the lexical channel's: a server with the semantic channel on would
+    also embed the records in the background while it is timed)."""
+
+    def admitting(
+        engine: MemoryEngine, binding: Binding
+    ) -> Callable[[MemoryTransaction, int], None]:
+        rng, now = random.Random(size), int(time.time() * 1000)
+
+        def one(tx: MemoryTransaction, index: int) -> None:
+            captured = capture.capture(
+                tx,
+                engine.vault,
+                engine.policy,
+                binding,
+                arguments(sentence(rng), f"bench-capture-{index:08d}", now),
+                now,
+            )
+            admission.request_admission(
+                tx,
+                engine.vault,
+                engine.admission_policy,
+                binding,
+                {
+                    "candidate_id": captured["candidate_id"],
+                    "idempotency_key": f"bench-admit-{index:08d}",
+                },
+                now,
+            )
+
+        return one
+
+    name = f"governed-{size}" + ("-semantic" if semantic else "")
+    return bench_store(name, size, 1000, admitting, backend, semantic)
 
 
 def queries(count: int, seed: int) -> list[str]:

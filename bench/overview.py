@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import random
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -30,11 +29,10 @@ from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import record, summary
-from governed import PURPOSE, WORK, arguments, sentence, timed, vacuum
+from governed import WORK, arguments, bench_store, sentence, timed, vacuum
 
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_engine
-from engram.host.setup import init_host
 from engram.memory import admission, capture, withdrawal
 from engram.memory.admission import Decision
 from engram.memory.binding import Binding
@@ -131,45 +129,12 @@ class _Builder:
 
 def build_store(size: int, backend: str) -> tuple[Path, bool]:
     """A profile whose store holds ``size`` records and their history; whether reused."""
-    directory = WORK / (f"overview-{size}" + ("" if backend == "sqlite" else f"-{backend}"))
-    profile, built = directory / "host.toml", directory / "built"
-    if built.exists():
-        return profile, True
-    shutil.rmtree(directory, ignore_errors=True)  # an interrupted build starts over
-    store = None
-    if backend == "postgresql":
-        from engram.testing.postgres import PostgresRun
 
-        store = PostgresRun(name="engram_bench").new_store(schema=f"overview_{size}").url
-    profile = init_host(
-        directory,
-        tenant="bench",
-        workspace="ws",
-        principal="loader",
-        purpose=PURPOSE,
-        grants=["all"],
-        retention_max_days=3650,
-        semantic=False,
-        store=store,
-    )
-    loaded = load_profile(profile)
-    engine = open_engine(
-        loaded.store, loaded.keys, loaded.policy, durability="normal", semantic=False
-    )
-    base = binding_of(loaded)
-    bindings = [dataclasses.replace(base, principal=name) for name in PRINCIPALS]
-    builder = _Builder(engine, bindings, int(time.time() * 1000), size)
-    for batch in range(0, size, BATCH):
-        with engine.store.write() as tx:  # fixture building only: many records a transaction
-            for index in range(batch, min(size, batch + BATCH)):
-                builder.one(tx, index)
-        if backend == "postgresql" and batch % (20 * BATCH) == 0:
-            vacuum(engine)  # what autovacuum does as a store grows (see docs/deployment.md)
-    if backend == "postgresql":
-        vacuum(engine)
-    engine.store.close()
-    built.touch()
-    return profile, False
+    def history(engine: MemoryEngine, base: Binding) -> Callable[[MemoryTransaction, int], None]:
+        bindings = [dataclasses.replace(base, principal=name) for name in PRINCIPALS]
+        return _Builder(engine, bindings, int(time.time() * 1000), size).one
+
+    return bench_store(f"overview-{size}", size, BATCH, history, backend)
 
 
 def _cases(overview: Overview, rng: random.Random) -> dict[str, Callable[[int], object]]:
