@@ -6,6 +6,7 @@ and replayed: each is refused and changes nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import threading
 from collections.abc import Iterator
@@ -76,6 +77,17 @@ def agent(project: Project) -> Iterator[LineClient]:
     server.close()
 
 
+@contextlib.contextmanager
+def _signed_in(browser: WebDriver, project: Project, *args: str) -> Iterator[RunningConsole]:
+    """``engram console ARGS`` in the project, the browser signed in through its link."""
+    console = start_console(project, *args)
+    try:
+        _log_in(browser, console)
+        yield console
+    finally:
+        console.stop()
+
+
 def _propose(agent: LineClient) -> str:
     """The agent proposes two memories: the token flow."""
     data = data_of(call(agent, "engram_save_session", {"text": LINES}))
@@ -96,9 +108,7 @@ def test_approving_a_proposal_in_the_page_writes_its_memory_files(
     project: Project, agent: LineClient, browser: WebDriver
 ) -> None:
     token = _propose(agent)
-    console = start_console(project)
-    try:
-        _log_in(browser, console)
+    with _signed_in(browser, project) as console:
         assert _by_css(browser, "#proposals-waiting").text == "1 proposal waiting"
         screenshot(browser, "home")
         browser.get(console.origin + "/project/proposals")
@@ -110,8 +120,6 @@ def test_approving_a_proposal_in_the_page_writes_its_memory_files(
 
         assert _by_css(browser, "#done").text == "approved: 2 written"
         assert _by_css(browser, "#none-waiting").text == "No proposal is waiting."
-    finally:
-        console.stop()
     assert project.files() == [
         "knowledge/knowledge-payment-retries-back-off-exponentially-with-jitter-2987a183.md",
         "rules/run-the-release-script-only-from-a-clean-checkout.md",
@@ -125,14 +133,10 @@ def test_declining_a_proposal_writes_nothing_and_the_agents_commit_is_told_why(
     project: Project, agent: LineClient, browser: WebDriver
 ) -> None:
     token = _propose(agent)
-    console = start_console(project)
-    try:
-        _log_in(browser, console)
+    with _signed_in(browser, project) as console:
         browser.get(console.origin + "/project/proposals")
         _click(browser, "#proposal-1 button.decline")
         assert _by_css(browser, "#done").text == "declined"
-    finally:
-        console.stop()
     assert project.files() == []
     error = _commit_error(agent, token)
     assert error["message"] == "approval was declined in the approval dialog"
@@ -144,9 +148,7 @@ def test_the_project_views_show_memories_search_scores_and_what_a_task_loads(
     project.write_memory("release-checklist", "rule", "Tag the release after the changelog.")
     project.write_memory("retry-policy", "knowledge", "Retries back off exponentially.")
     project.write_memory("style-guide", "skill", "Use black for Python code.")
-    console = start_console(project)
-    try:
-        _log_in(browser, console)
+    with _signed_in(browser, project) as console:
         browser.get(console.origin + "/project")
         rows = [row.text for row in _all_css(browser, "#memories tbody tr")]
         assert [row.split()[0] for row in rows] == [
@@ -173,8 +175,6 @@ def test_the_project_views_show_memories_search_scores_and_what_a_task_loads(
         assert "release-checklist" in _by_css(browser, "#explain").text
         assert _by_css(browser, "#packed").text.startswith("# Engram memory for: tag the release")
         screenshot(browser, "project-load")
-    finally:
-        console.stop()
 
 
 def test_open_leads_the_browser_into_a_session_through_its_private_file(
@@ -255,9 +255,7 @@ def test_confirming_a_forget_in_the_page_lets_the_agents_retry_run(
     profile, agent = governed
     record_id = _admit(agent, "fact-one")
     assert _forget(agent, record_id)["error"]["code"] == "gate_failed"
-    console = start_console(project, "--host-profile", str(profile))
-    try:
-        _log_in(browser, console)
+    with _signed_in(browser, project, "--host-profile", str(profile)) as console:
         browser.get(console.origin + "/governed/0")
         row = _by_css(browser, "#confirmations tbody tr")
         assert f"forget {record_id}" in row.text
@@ -281,8 +279,6 @@ def test_confirming_a_forget_in_the_page_lets_the_agents_retry_run(
         assert "tombstone" in lifecycle
         assert RECORD_TEXT not in browser.page_source
         screenshot(browser, "governed-record")
-    finally:
-        console.stop()
 
 
 def test_denying_a_forget_in_the_page_refuses_the_agents_retry(
@@ -291,9 +287,7 @@ def test_denying_a_forget_in_the_page_refuses_the_agents_retry(
     profile, agent = governed
     record_id = _admit(agent, "fact-two")
     _forget(agent, record_id)
-    console = start_console(project, "--host-profile", str(profile))
-    try:
-        _log_in(browser, console)
+    with _signed_in(browser, project, "--host-profile", str(profile)) as console:
         browser.get(console.origin + "/governed/0")
         _click(browser, "#confirmations button.decline")
         assert _by_css(browser, "#done").text == f"denied forget of {record_id}"
@@ -307,8 +301,6 @@ def test_denying_a_forget_in_the_page_refuses_the_agents_retry(
         browser.get(console.origin + f"/governed/0/records/{record_id}")
         assert _by_css(browser, "#state").text == "accepted_current"
         assert _by_css(browser, "#content").text == RECORD_TEXT
-    finally:
-        console.stop()
 
 
 def test_accepting_a_held_candidate_in_the_page_admits_the_content_again(
@@ -317,9 +309,7 @@ def test_accepting_a_held_candidate_in_the_page_admits_the_content_again(
     profile, agent = governed
     forgotten = _admit(agent, "fact-held")
     _forget(agent, forgotten)
-    console = start_console(project, "--host-profile", str(profile))
-    try:
-        _log_in(browser, console)
+    with _signed_in(browser, project, "--host-profile", str(profile)) as console:
         browser.get(console.origin + "/governed/0")
         _click(browser, "#confirmations button.approve")
         assert _forget(agent, forgotten)["ok"] is True
@@ -339,8 +329,6 @@ def test_accepting_a_held_candidate_in_the_page_admits_the_content_again(
         browser.get(console.origin + f"/governed/0/records/{record_id}")
         assert _by_css(browser, "#state").text == "accepted_current"
         assert _by_css(browser, "#content").text == RECORD_TEXT
-    finally:
-        console.stop()
 
 
 def test_the_governed_views_show_records_the_verified_journal_and_the_audit(
@@ -348,9 +336,7 @@ def test_the_governed_views_show_records_the_verified_journal_and_the_audit(
 ) -> None:
     profile, agent = governed
     records = [_admit(agent, f"fact-{n}", f"{RECORD_TEXT} (copy {n})") for n in range(3)]
-    console = start_console(project, "--host-profile", str(profile))
-    try:
-        _log_in(browser, console)
+    with _signed_in(browser, project, "--host-profile", str(profile)) as console:
         browser.get(console.origin + "/governed/0/records")
         listed = [row.text.split()[0] for row in _all_css(browser, "#records tbody tr")]
         assert sorted(listed) == sorted(records)
@@ -366,8 +352,6 @@ def test_the_governed_views_show_records_the_verified_journal_and_the_audit(
         tools = {row.text.split()[3] for row in _all_css(browser, "#audit tbody tr")}
         assert tools == {"request_admission"}
         screenshot(browser, "governed-audit")
-    finally:
-        console.stop()
 
 
 # --- refusals ----------------------------------------------------------------------------
@@ -445,9 +429,7 @@ def test_actions_without_the_session_from_another_page_or_replayed_are_refused(
         console.stop()
         foreign.shutdown()
         foreign.server_close()
-    console = start_console(project)
-    try:
-        _log_in(browser, console)
+    with _signed_in(browser, project) as console:
         browser.get(console.origin + "/project/proposals")
         replay = browser.execute_script(
             "return document.querySelector('#proposal-1 form.inline').outerHTML"
@@ -462,6 +444,4 @@ def test_actions_without_the_session_from_another_page_or_replayed_are_refused(
         assert _by_css(browser, "#refusal").text == (
             "this form was already used or is not this page's: reload the page"
         )
-    finally:
-        console.stop()
     assert len(project.files()) == 2
