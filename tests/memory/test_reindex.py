@@ -76,7 +76,11 @@ def test_a_record_of_an_old_index_can_be_forgotten_and_leaves_no_term(memory: Me
     assert memory.found("caching") == [kept]
     memory.engine.store.checkpoint()
     data = memory.store_bytes()
-    for term in index_terms(TEXT).split():
+    # Terms of five letters or more: a shorter one ("see") turns up by chance in ciphertext
+    # and random ids (this failed about once in a hundred runs).
+    terms = [term for term in index_terms(TEXT).split() if len(term) >= 5]
+    assert len(terms) == 7
+    for term in terms:
         assert term.encode() not in data, term
 
 
