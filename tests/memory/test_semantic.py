@@ -77,8 +77,10 @@ def test_a_built_projection_ranks_with_both_channels_and_says_so(semantic: Memor
     )
     receipt = value["rank_receipt"]
     assert receipt["channels"] == ["lexical", "semantic"]
-    assert (receipt["model"], receipt["fusion"]) == (MODEL, "reciprocal_rank")
-    assert receipt["algorithm"] == "rrf(k=10): sqlite-fts5-bm25, cosine"
+    assert (receipt["model"], receipt["fusion"]) == (MODEL, "convex_combination")
+    assert receipt["algorithm"] == (
+        "convex(lexical=0.2, semantic=0.8): sqlite-fts5-bm25 / best, (cosine - 0.78) / 0.22"
+    )
     # No word in common with the memory: only the semantic channel can find it.
     assert value["records"][0]["record"]["record_id"] == ids["queue"]
 

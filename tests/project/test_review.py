@@ -113,7 +113,7 @@ def test_search_explains_each_channels_rank_and_the_bm25_score(memory: ProjectMe
     assert explained[0]["ranks"] == {"lexical": 1}
     assert explained[0]["bm25"] == explained[0]["score"]
     assert plain == [
-        {key: value for key, value in explained[0].items() if key not in ("ranks", "bm25")}
+        {key: value for key, value in explained[0].items() if key not in ("ranks", "bm25", "parts")}
     ]
 
 

@@ -20,7 +20,7 @@ from engram.project.layout import Layout
 from engram.project.semantic import ProjectVectors
 from engram.project.workspace import ProjectMemory
 from engram.search.embedding import MODEL, load_embedder
-from engram.search.fusion import RRF_K
+from engram.search.fusion import LEXICAL_WEIGHT
 from engram.testing import StartServer, call, data_of, new_project
 from tests.project.conftest import write_memory_file
 
@@ -63,12 +63,17 @@ def test_a_question_in_english_finds_a_memory_written_in_french(
 
     first = found.entries[0]
     assert (first["id"], first["channels"]) == ("payment-retries", ["semantic"])
-    assert first["score"] == round(1 / (RRF_K + 1), 6)
+    explained = hybrid.search(QUESTION, 3, explain=True).entries[0]
+    assert explained["parts"] == {"lexical": 0.0, "semantic": first["score"]}
+    semantic = (1 - LEXICAL_WEIGHT) * (explained["cosine"] - 0.78) / 0.22
+    assert first["score"] == pytest.approx(semantic, abs=1e-5)  # the cosine shown is rounded
     assert found.ranking == {
         "channels": ["lexical", "semantic"],
-        "algorithm": f"rrf(k={RRF_K}): sqlite-fts5-bm25, cosine",
+        "algorithm": (
+            "convex(lexical=0.2, semantic=0.8): sqlite-fts5-bm25 / best, (cosine - 0.78) / 0.22"
+        ),
         "model": MODEL,
-        "fusion": "reciprocal_rank",
+        "fusion": "convex_combination",
     }
     assert hybrid.load(QUESTION).selected_keys[0] == "payment-retries"
     assert hybrid.route_entries(QUESTION).entries[0]["id"] == "payment-retries"
@@ -77,11 +82,15 @@ def test_a_question_in_english_finds_a_memory_written_in_french(
 def test_a_memory_both_channels_find_carries_both(hybrid: ProjectMemory, layout: Layout) -> None:
     _write(layout)
 
-    entries = hybrid.search("is the database backed up every night", 3).entries
+    entries = hybrid.search("is the database backed up every night", 3, explain=True).entries
 
     assert entries[0]["id"] == "nightly-backups"
     assert entries[0]["channels"] == ["lexical", "semantic"]
-    assert entries[0]["score"] == round(2 / (RRF_K + 1), 6)
+    assert entries[0]["ranks"] == {"lexical": 1, "semantic": 1}
+    semantic = (1 - LEXICAL_WEIGHT) * (entries[0]["cosine"] - 0.78) / 0.22
+    assert entries[0]["parts"]["lexical"] == LEXICAL_WEIGHT
+    assert entries[0]["parts"]["semantic"] == pytest.approx(semantic, abs=1e-5)
+    assert entries[0]["score"] == round(LEXICAL_WEIGHT + entries[0]["parts"]["semantic"], 6)
 
 
 def test_the_session_query_routes_as_before(hybrid: ProjectMemory, layout: Layout) -> None:

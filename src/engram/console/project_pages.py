@@ -94,7 +94,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         rows = []
         if found is not None:
             rows = charts.stacked(
-                [(entry["id"], _contributions(entry)) for entry in found.entries],
+                [(entry["id"], entry["parts"]) for entry in found.entries],
                 ["lexical", "semantic"],
             )
         return pages.render(request, "project_search.html", q=query, found=found, rows=rows)
@@ -178,17 +178,6 @@ def _ages(memories: list[Memory], today: dt.date) -> list[tuple[str, float]]:
             days = 10**9
         counts[next(label for label, most in AGES if days <= most)] += 1
     return [(label, counts[label]) for label, _ in AGES]
-
-
-def _contributions(entry: dict[str, Any]) -> dict[str, float]:
-    """Each channel's part of a fused score: ``1 / (k + rank)`` (reciprocal rank fusion);
-    a lexical-only ranking is all BM25's."""
-    from engram.search.fusion import RRF_K
-
-    ranks: dict[str, int] = entry.get("ranks", {})
-    if ranks.keys() == {"lexical"} and entry["channels"] == ["lexical"]:
-        return {"lexical": float(entry["score"])}
-    return {name: 1.0 / (RRF_K + rank) for name, rank in ranks.items()}
 
 
 def _history(path: Path | None) -> list[str] | None:

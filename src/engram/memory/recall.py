@@ -4,8 +4,8 @@ A record is disclosed only while it is ``accepted_current``, current in valid ti
 (epoch milliseconds, ``t <= now < t_end``) and not expired. Anything else, an unknown
 id, or an id from another scope, is the same ``NOT_FOUND``. Search ranks with BM25
 over the scope's own FTS5 index and, when the scope's semantic projection is current,
-by cosine over its vectors too, the two rankings fused by reciprocal rank
-(:mod:`engram.search.fusion`); then it filters eligibility. Pages are bound to the
+by cosine over its vectors too, the two channels' scores fused by a convex
+combination (:mod:`engram.search.fusion`); then it filters eligibility. Pages are bound to the
 query, the parameters, the principal and the scope's records version by an HMAC.
 """
 
@@ -56,11 +56,15 @@ PACKET_MARGIN: Final = 4_096
 
 class SemanticRanking:
     """The scope's semantic channel for one search: the scope, the model's name, the
-    projection's version, and the record rowids nearest the question, best first
-    (``depth`` of them at most)."""
+    projection's version, and the record rowids nearest the question with their cosines,
+    best first (``depth`` of them at most)."""
 
     def __init__(
-        self, scope_id: str, model: str, version: str, nearest: Callable[[int], list[int]]
+        self,
+        scope_id: str,
+        model: str,
+        version: str,
+        nearest: Callable[[int], list[tuple[int, float]]],
     ) -> None:
         self.scope_id = scope_id
         self.model = model
@@ -201,10 +205,17 @@ def _fused(
 ) -> list[tuple[RecordRow, float]]:
     """The eligible records of both channels fused (:func:`engram.search.fusion.hybrid`)."""
     nearest = semantic.nearest(4 * FUSION_DEPTH)
-    rows = reader.records_by_rowid(semantic.scope_id, nearest)
-    close = [rows[rowid] for rowid in nearest if rowid in rows and eligible(rows[rowid], now_ms)]
-    by_id = {row.record_id: row for row, _ in lexical} | {row.record_id: row for row in close}
-    fused = hybrid([row.record_id for row, _ in lexical], [row.record_id for row in close])
+    rows = reader.records_by_rowid(semantic.scope_id, [rowid for rowid, _ in nearest])
+    close = [
+        (rows[rowid], cosine)
+        for rowid, cosine in nearest
+        if rowid in rows and eligible(rows[rowid], now_ms)
+    ]
+    by_id = {row.record_id: row for row, _ in lexical} | {row.record_id: row for row, _ in close}
+    fused = hybrid(
+        [(row.record_id, score) for row, score in lexical],
+        [(row.record_id, cosine) for row, cosine in close],
+    )
     return [(by_id[record_id], score) for record_id, score in fused]
 
 

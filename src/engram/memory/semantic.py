@@ -58,8 +58,8 @@ class SemanticProjection:
             return None
         vectors = self._vectors(reader, scope_id, version)
 
-        def nearest(depth: int) -> list[int]:
-            return [rowid for rowid, _ in vectors.nearest(question, depth)]
+        def nearest(depth: int) -> list[tuple[int, float]]:
+            return vectors.nearest(question, depth)
 
         return SemanticRanking(scope_id, model, "/".join(map(str, version)), nearest)
 

@@ -89,7 +89,7 @@ def route(
     limit: int,
     notes: bool = True,
     today: str | None = None,
-    close: list[str] | None = None,
+    close: list[tuple[str, float]] | None = None,
 ) -> Routing:
     """Route ``query`` over ``memories`` given its BM25 ``hits`` and, where the semantic
     channel ranks, the ids it found ``close`` to the query (best first)."""
@@ -122,7 +122,7 @@ def route(
 def _ranked(
     memories: dict[str, Memory],
     hits: list[tuple[str, float, list[str]]],
-    close: list[str] | None,
+    close: list[tuple[str, float]] | None,
     routing: Routing,
 ) -> list[Routed]:
     """The relevant hits, fused with the semantic channel's where it ranks; the weak
@@ -140,7 +140,7 @@ def _ranked(
         else:
             relevant.append((mid, score))
     if close is not None:
-        relevant = hybrid([mid for mid, _ in relevant], [m for m in close if m in memories])
+        relevant = hybrid(relevant, [(mid, cosine) for mid, cosine in close if mid in memories])
     chosen = {mid for mid, _ in relevant}
     routing.omitted.extend(Omission(mid, "low-relevance") for mid in weak if mid not in chosen)
     return [

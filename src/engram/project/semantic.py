@@ -60,8 +60,8 @@ class ProjectVectors:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def nearest(self, query: str, version: int) -> tuple[str, list[str]] | None:
-        """``(model, memory ids nearest the query, best first)``, or ``None`` while the
+    def nearest(self, query: str, version: int) -> tuple[str, list[tuple[str, float]]] | None:
+        """``(model, (memory id, cosine) nearest the query, best first)``, or ``None`` while the
         channel is not installed or not current. ``version``: the catalog's version (it
         changes whenever a memory does)."""
         embedder = self._embedder()
@@ -75,8 +75,7 @@ class ProjectVectors:
             self.build(embedder, lambda done, total: self.progress("embedding", done, total))
             embedded = memories  # each memory has its vector now
         vectors = self._vectors(embedder, (version, embedded))
-        close = vectors.nearest(embedder.query(query), FUSION_DEPTH)
-        return embedder.model, [memory_id for memory_id, _ in close]
+        return embedder.model, vectors.nearest(embedder.query(query), FUSION_DEPTH)
 
     def build(self, embedder: Embedder, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every passage that has no vector yet, a batch per transaction."""

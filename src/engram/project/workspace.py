@@ -60,7 +60,7 @@ from engram.project.results import (
 )
 from engram.project.routing import SESSION_QUERY, Routing, route
 from engram.project.semantic import ProjectVectors
-from engram.search.fusion import FUSION_DEPTH, hybrid, ranking_receipt
+from engram.search.fusion import FUSION_DEPTH, fused, ranking_receipt
 
 __all__ = ["Found", "LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
 
@@ -173,8 +173,8 @@ class ProjectMemory:
             self._cache = (self.catalog.version, cached)
         return cached
 
-    def _nearest(self, query: str, config: Config) -> tuple[str, list[str]] | None:
-        """The semantic channel's ranking (model, memory ids), or ``None`` when it does
+    def _nearest(self, query: str, config: Config) -> tuple[str, list[tuple[str, float]]] | None:
+        """The semantic channel's ranking (model, (memory id, cosine)), or ``None`` when it does
         not rank (not installed, turned off, not current yet, or a session query)."""
         if self.vectors is None or not config.semantic or not query.strip():
             return None
@@ -255,44 +255,47 @@ class ProjectMemory:
     def search(self, query: str, limit: int = 10, explain: bool = False) -> Found:
         """Ranked entries (id, type, scope, score, title, channels) and how they were
         ranked: BM25, fused with the semantic channel where it ranks. With ``explain``,
-        each entry also has ``ranks`` (its rank in each channel that found it) and its
-        ``bm25`` score (the review console draws each channel's share from them)."""
+        each entry also has ``ranks`` (its rank in each channel that found it), its
+        ``bm25`` score, its ``cosine`` (when the semantic channel found it) and ``parts``,
+        each channel's part of its score (the review console draws them)."""
         _check_query(query)
         self.refresh()
         memories = self._memories()
         nearest = self._nearest(query, self.config())
         hits = self.index.search(query, limit if nearest is None else max(limit, FUSION_DEPTH))
-        lexical = [mid for mid, _, _ in hits]
-        if nearest is None:
-            ranked = [(mid, score) for mid, score, _ in hits]
-            rankings = {"lexical": lexical}
-        else:
-            close = [mid for mid in nearest[1] if mid in memories]
-            ranked = hybrid(lexical, close)
-            rankings = {"lexical": lexical, "semantic": close[:FUSION_DEPTH]}
+        lexical = [(mid, score) for mid, score, _ in hits]
+        close = [] if nearest is None else [hit for hit in nearest[1] if hit[0] in memories]
+        shared = (
+            [(mid, {"lexical": score}) for mid, score in lexical]
+            if nearest is None
+            else fused(lexical, close)
+        )
+        rankings = {"lexical": lexical, "semantic": close[:FUSION_DEPTH]}
         ranks = {
-            name: {mid: rank for rank, mid in enumerate(ranking, start=1)}
+            name: {mid: rank for rank, (mid, _) in enumerate(ranking, start=1)}
             for name, ranking in rankings.items()
         }
-        bm25 = {mid: score for mid, score, _ in hits}
+        bm25, cosine = dict(lexical), dict(close)
+
+        def explained(mid: str, shares: dict[str, float]) -> dict[str, Any]:
+            return {
+                "ranks": {name: ranks[name][mid] for name in ranks if mid in ranks[name]},
+                "bm25": round(bm25.get(mid, 0.0), 6),
+                **({"cosine": round(cosine[mid], 6)} if mid in cosine else {}),
+                "parts": {name: round(share, 6) for name, share in shares.items()},
+            }
+
         entries = [
             {
                 "id": mid,
                 "type": memories[mid].type,
                 "scope": memories[mid].scope,
-                "score": round(score, 6),
+                "score": round(sum(shares.values()), 6),
                 "title": memories[mid].title,
                 "channels": [name for name in ranks if mid in ranks[name]],
-                **(
-                    {
-                        "ranks": {name: ranks[name][mid] for name in ranks if mid in ranks[name]},
-                        "bm25": round(bm25.get(mid, 0.0), 6),
-                    }
-                    if explain
-                    else {}
-                ),
+                **(explained(mid, shares) if explain else {}),
             }
-            for mid, score in ranked
+            for mid, shares in shared
             if mid in memories
         ][:limit]
         return Found(entries, ranking_receipt(None if nearest is None else nearest[0]))
