@@ -9,7 +9,9 @@ Sets:
 - The coding-agent set (``bench/coding_set.py``, generated): decisions, conventions and
   pitfalls with citations in English, French, German and Portuguese; paraphrased and
   identifier questions, questions about things never stored, superseded and forgotten
-  memories that must not come back. Scored per language.
+  memories that must not come back. Scored per language (``coding_<language>``) and across
+  languages (``coding_across``: the memories of one language asked about in each of the
+  three others, the twelve pairs pooled).
 
 Faces:
 - ``governed``: capture, admission and ``search`` through a :class:`MemoryEngine` on a real
@@ -59,6 +61,7 @@ NOW = int(dt.datetime(2027, 1, 15, tzinfo=dt.UTC).timestamp() * 1000)
 DAY = 86_400_000
 LIMIT = 10
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+LANGUAGES = ("en", "fr", "de", "pt")
 
 
 @dataclass(frozen=True)
@@ -145,10 +148,12 @@ def _cited(text: str, citation: str) -> str:
     return text if citation in text else f"{text} ({citation})"
 
 
-def coding(language: str) -> Corpus:
-    """The coding-agent set in one language."""
+def coding(language: str, asked_in: str | None = None) -> Corpus:
+    """The coding-agent set in one language: its memories, and its questions in that
+    language or, with ``asked_in``, in another one."""
     import coding_set
 
+    asked_in = asked_in or language
     built = coding_set.build()
     documents = [
         Document(item.concept, _cited(item.text, item.citation), item.title, state=item.state)
@@ -158,9 +163,10 @@ def coding(language: str) -> Corpus:
     queries = [
         Query(question.text, frozenset(question.relevant), question.category)
         for question in built.questions
-        if question.language == language
+        if question.language == asked_in
     ]
-    return Corpus(f"coding/{language}", documents, queries)
+    name = language if asked_in == language else f"{language}, asked in {asked_in}"
+    return Corpus(f"coding/{name}", documents, queries)
 
 
 # --- faces -------------------------------------------------------------------------------
@@ -396,8 +402,12 @@ def main() -> None:
     if options.locomo:
         sets["locomo"] = list(locomo(options.locomo, options.context))
     if not options.no_coding:
-        for language in ("en", "fr", "de", "pt"):
+        for language in LANGUAGES:
             sets[f"coding_{language}"] = [coding(language)]
+        # Memories in one language, questions in each of the others: the 12 pairs pooled.
+        sets["coding_across"] = [
+            coding(stored, asked) for stored in LANGUAGES for asked in LANGUAGES if asked != stored
+        ]
     figures: dict[str, Any] = {}
     for name, corpora in sets.items():
         for face in options.faces:
