@@ -1,11 +1,13 @@
 """Retrieval quality through the real engine, with a plain FTS5 BM25 baseline in the same run.
 
-usage: .venv/bin/python bench/retrieval.py [--locomo DIR] [--no-coding] [--record]
+usage: .venv/bin/python bench/retrieval.py [--locomo DIR] [--as-said] [--no-coding] [--record]
 
 Sets:
 - LoCoMo (``--locomo ../shared/datasets/locomo-dev``, read from there, never copied): every
-  turn of a conversation is one memory (each conversation its own scope); questions of
-  categories 1-4 are scored at turn level against their evidence turns.
+  turn of a conversation is one memory (each conversation its own scope), captured as an
+  agent keeping a conversation would: what was said, and a second component with the
+  session's date and the turn it replies to (``--as-said``: what was said only); questions
+  of categories 1-4 are scored at turn level against their evidence turns.
 - The coding-agent set (``bench/coding_set.py``, generated): decisions, conventions and
   pitfalls with citations in English, French, German and Portuguese; paraphrased and
   identifier questions, questions about things never stored, superseded and forgotten
@@ -26,7 +28,7 @@ Faces:
 Reported per set and face: Recall@5, Recall@10, MRR, nDCG@10 overall and per category, how
 many questions about nothing stored returned anything, search latency p50/p95 and the bytes
 returned. ``--record`` writes them to bench/results.json (``retrieval``, or
-``retrieval_with_context`` with ``--context``).
+``retrieval_turns_as_said`` with ``--as-said``).
 """
 
 from __future__ import annotations
@@ -392,15 +394,15 @@ def main() -> None:
     parser.add_argument("--no-coding", action="store_true", help="skip the coding-agent set")
     parser.add_argument("--faces", nargs="+", default=list(FACES), choices=list(FACES))
     parser.add_argument(
-        "--context",
+        "--as-said",
         action="store_true",
-        help="capture each LoCoMo turn with its session date and the turn it replies to",
+        help="capture each LoCoMo turn as said, without its session date and the turn it answers",
     )
     parser.add_argument("--record", action="store_true", help="write bench/results.json")
     options = parser.parse_args()
     sets: dict[str, list[Corpus]] = {}
     if options.locomo:
-        sets["locomo"] = list(locomo(options.locomo, options.context))
+        sets["locomo"] = list(locomo(options.locomo, context=not options.as_said))
     if not options.no_coding:
         for language in LANGUAGES:
             sets[f"coding_{language}"] = [coding(language)]
@@ -427,7 +429,7 @@ def main() -> None:
                 flush=True,
             )
     if options.record:
-        record("retrieval_with_context" if options.context else "retrieval", figures)
+        record("retrieval_turns_as_said" if options.as_said else "retrieval", figures)
 
 
 if __name__ == "__main__":
