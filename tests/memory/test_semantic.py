@@ -7,13 +7,15 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engram.crypto.keyfiles import create_keyring
 from engram.memory.engine import MemoryEngine
+from engram.memory.semantic import projection_key
 from engram.search.embedding import MODEL, load_embedder
 from engram.store.location import StoreLocation, open_memory_store
-from engram.testing import PURPOSE, Clock, binding
+from engram.testing import PURPOSE, Clock, binding, capture_args
 from tests.memory.conftest import Memory
 
 WHO = binding()
@@ -114,7 +116,7 @@ def test_a_forgotten_record_leaves_the_semantic_projection_in_the_same_transacti
     semantic.engine.refresh_semantic(WHO.scope)
     _forget(semantic, ids["queue"], "forget.queue.key1")
     with semantic.engine.store.read() as reader:
-        assert reader.vector_version(WHO.scope.scope_id, MODEL)[0] == 2
+        assert reader.vector_version(WHO.scope.scope_id, projection_key(MODEL))[0] == 2
         assert reader.indexed_count(WHO.scope.scope_id) == 2
     value = semantic.value(
         "search", {"query": "how are event notifications sent?", "purpose_ref": PURPOSE}
@@ -176,3 +178,32 @@ def test_every_page_of_a_hybrid_search_comes_from_one_ranking(semantic: Memory) 
             break
         query["page_cursor"] = page["next_page_cursor"]
     assert len(seen) == len(set(seen)) == 70
+
+
+def test_a_record_with_context_is_embedded_whole_and_by_its_primary_component(
+    semantic: Memory,
+) -> None:
+    said = "Caroline: I went to the LGBTQ support group yesterday and it was so powerful."
+    context = "On 1:56 pm on 8 May, 2023. In reply to Melanie: How have you been lately?"
+    components = [
+        {"component_id": "c1", "kind": "evidence", "text": said, "citation_ids": ["cit1"]},
+        {"component_id": "c2", "kind": "context", "text": context, "citation_ids": ["cit1"]},
+    ]
+    arguments = capture_args(key="turn.with.context.0001", components=components)
+    captured = semantic.value("capture", arguments)
+    admission = {"candidate_id": captured["candidate_id"], "idempotency_key": "turn.admit.00001"}
+    turn = semantic.value("request_admission", admission)["outcome"]["record_id"]
+    alone = semantic.admit(FACTS["tags"], "fact.alone.key")
+    semantic.engine.refresh_semantic(WHO.scope)
+
+    embedder = semantic.engine.semantic.embedder  # type: ignore[union-attr]
+    with semantic.engine.store.read() as reader:
+        blobs = reader.vectors(WHO.scope.scope_id, projection_key(MODEL))
+        rows = reader.records_by_rowid(WHO.scope.scope_id, [rowid for rowid, _ in blobs])
+    stored = {rows[rowid].record_id: np.frombuffer(blob, np.float32) for rowid, blob in blobs}
+    views = embedder.passages([f"{said}\n{context}", said])
+    assert np.array_equal(stored[turn], views.mean(axis=0, dtype=np.float32))
+    assert np.array_equal(stored[alone], embedder.passages([FACTS["tags"]])[0])
+    # Its score is the mean of the two views' cosines.
+    question = embedder.query("Which group did Caroline go to?")
+    assert float(stored[turn] @ question) == pytest.approx(float((views @ question).mean()))

@@ -31,6 +31,7 @@ __all__ = [
     "record_body",
     "record_identity",
     "redaction_receipt_digest",
+    "semantic_views",
 ]
 
 REDACTION_POLICY: Final = "engram.redaction/v1"
@@ -91,6 +92,19 @@ def record_identity(body: dict[str, Any]) -> tuple[str, str]:
 def content_text(content: dict[str, Any]) -> str:
     """Every component's text: what the projections (lexical, semantic) are made from."""
     return "\n".join(component["text"] for component in content["components"])
+
+
+def semantic_views(content: dict[str, Any]) -> list[str]:
+    """What the semantic projection embeds of a record: the whole of it (the text of
+    :func:`content_text`) and, when other components go with it, its primary component
+    alone. The record's vector is the mean of theirs (:mod:`engram.memory.semantic`)."""
+    whole = content_text(content)
+    primary = next(
+        component["text"]
+        for component in content["components"]
+        if component["component_id"] == content["primary_component_id"]
+    )
+    return [whole] if primary == whole else [whole, primary]
 
 
 def index_text(content: dict[str, Any]) -> str:
