@@ -55,7 +55,7 @@ def _embed_some(memory: Any, most: int) -> int:
     """Embed the scope's records with the model until ``most`` have a vector."""
     engine, scope = memory.engine, memory.binding.scope
     stop = threading.Event()
-    model = engine.semantic.embedder.model
+    model = engine.semantic.key
 
     def progress(done: int, total: int) -> None:
         with engine.store.read() as reader:
@@ -70,7 +70,7 @@ def _derive_the_rest(memory: Any) -> int:
     import numpy as np
 
     engine, scope_id = memory.engine, memory.binding.scope.scope_id
-    model, dimension = engine.semantic.embedder.model, engine.semantic.embedder.dimension
+    model, dimension = engine.semantic.key, engine.semantic.embedder.dimension
     with engine.store.read() as reader:
         sources = [blob for _, blob in reader.vectors(scope_id, model)]
     if not sources:

@@ -1,4 +1,4 @@
-"""Scoring the semantic channel: brute-force cosine over a set of unit vectors.
+"""Scoring the semantic channel: brute-force cosine over a set of vectors.
 
 Both faces keep their vectors in their own store (governed memory per scope, project
 memory in its derived index) and score a question the same way: one matrix-vector
@@ -35,7 +35,9 @@ K = TypeVar("K", bound=Hashable)
 
 
 class VectorSet(Generic[K]):
-    """Unit vectors, one per key, in the keys' order (which breaks equal scores)."""
+    """Vectors, one per key, in the keys' order (which breaks equal scores): unit vectors,
+    or the mean of a few (a governed record's views), whose dot product with a question is
+    the mean of their cosines."""
 
     def __init__(self, keys: Sequence[K], matrix: Vectors) -> None:
         self.keys = list(keys)

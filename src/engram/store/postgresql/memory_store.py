@@ -14,7 +14,7 @@ plus the projections, in the store's own schema:
   the same IDF floor), so both backends rank a scope's records alike: that is the
   ranking contract a test holds them to. ``tsvector`` ranks by ``ts_rank``, which is not
   BM25 and has no document frequencies, so it would not keep it.
-- **Semantic.** ``vectors`` (one float32 vector per record and model, bytes) and
+- **Semantic.** ``vectors`` (one float32 vector per record and projection key, bytes) and
   ``vector_versions``, kept by triggers like SQLite's; scoring is per scope in Python.
 
 Every row carries its scope and every statement names it, as on SQLite, where each

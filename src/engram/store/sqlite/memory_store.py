@@ -132,8 +132,9 @@ def _create_purges(db: sqlite3.Connection) -> None:
 
 @migration(SCHEMA, 5)
 def _semantic_projection(db: sqlite3.Connection) -> None:
-    # The semantic projection: one unit vector per indexed record and model, derived
-    # from the record's text like the lexical index, and removed with it.
+    # The semantic projection: one vector per indexed record and projection key (the
+    # model and how a vector is made: memory/semantic.py), derived from the record's text
+    # like the lexical index, and removed with it.
     db.execute(
         "CREATE TABLE IF NOT EXISTS vectors (record_rowid INTEGER NOT NULL,"
         " scope_id TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,"
