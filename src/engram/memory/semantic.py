@@ -7,7 +7,7 @@ same transaction as it leaves the lexical index (the store deletes its vectors i
 index holds, and, when other components go with it, its primary component alone. Its dot
 product with a question is the mean of the views' cosines: a turn of a conversation
 captured with its context is found both by what it says and by the setting the context
-gives it (LoCoMo MRR 0.512 → 0.559 in an offline replay, docs/retrieval.md), and a record
+gives it (LoCoMo hybrid MRR 0.504 → 0.555, docs/retrieval.md), and a record
 of one component keeps its one vector. The vectors
 are made off the request path by :meth:`SemanticProjection.build` (``engram host
 reindex``, or a background thread of ``engram-mcp``), a batch per transaction, so a build

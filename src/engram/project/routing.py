@@ -92,7 +92,7 @@ def route(
     close: list[tuple[str, float]] | None = None,
 ) -> Routing:
     """Route ``query`` over ``memories`` given its BM25 ``hits`` and, where the semantic
-    channel ranks, the ids it found ``close`` to the query (best first)."""
+    channel ranks, the ids it found ``close`` to the query with their cosines (best first)."""
     day = today or dt.date.today().isoformat()
     routing = Routing()
     candidates: list[Routed] = []

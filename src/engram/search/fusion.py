@@ -14,9 +14,9 @@ between 0.75 and 0.9 of any question). Both are brought to ``[0, 1]`` and weighe
 Unlike reciprocal rank fusion (which this replaced: Cormack, Clarke and Büttcher, SIGIR
 2009), it keeps how far apart two candidates are, not only their order: a memory the
 model finds much closer than the rest is not pulled level with a keyword hit. Measured
-with ``bench/retrieval.py`` (docs/benchmarks.md): MRR on LoCoMo 0.480 → 0.512 and on the
-coding-agent set +0.02 to +0.03 in every language; the gain holds for a lexical weight
-anywhere from 0.15 to 0.25, and 0.2 is kept. This follows Bruch, Gai and Ingber (ACM
+with ``bench/retrieval.py`` (docs/retrieval.md#fusion): MRR on LoCoMo 0.470 → 0.492, and
+on the coding-agent set +0.02 to +0.035 in every language (governed); the gain holds for a
+lexical weight anywhere from 0.15 to 0.25, and 0.2 is kept. This follows Bruch, Gai and Ingber (ACM
 TOIS 2023), who found a convex combination at least as good as RRF and little sensitive
 to its weight.
 
