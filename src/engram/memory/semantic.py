@@ -123,6 +123,8 @@ class SemanticProjection:
                 return done
             vectors = self.embedder.passages([text for texts in views for text in texts])
             with self.store.write() as tx:
+                if done == 0:  # what another model or recipe made is of no use now
+                    tx.drop_other_vectors(scope_id, key)
                 start = 0
                 for (rowid, _), texts in zip(batch, views, strict=True):
                     vector = vectors[start : start + len(texts)].mean(axis=0, dtype="float32")

@@ -397,6 +397,12 @@ class _Transaction(_Reader, RowWrites):
             (rowid, scope_id, model, vector, scope_id, self.tag, rowid),
         )
 
+    def drop_other_vectors(self, scope_id: str, model: str) -> None:
+        for table in ("vectors", "vector_versions"):
+            self.db.execute(
+                f"DELETE FROM {table} WHERE scope_id = ? AND model <> ?", (scope_id, model)
+            )
+
     def unindex(self, scope_id: str, record_id: str, text: str) -> None:
         # The record leaves every projection: its vectors go with its terms.
         found = self.db.execute(
