@@ -38,6 +38,10 @@ LINES = (
 RECORD_TEXT = "Release tarballs are verified with sha256 digests before upload."
 
 
+#: A French memory an English question shares no word with: only the semantic channel finds it.
+FRENCH_RETRIES = "Les paiements refusés sont réessayés trois fois, avec un délai qui double."
+
+
 def _by_css(driver: WebDriver, selector: str) -> Any:
     from selenium.webdriver.common.by import By
 
@@ -84,6 +88,35 @@ def _signed_in(browser: WebDriver, project: Project, *args: str) -> Iterator[Run
     try:
         _log_in(browser, console)
         yield console
+    finally:
+        console.stop()
+
+
+def test_a_hybrid_search_shows_each_channels_part_and_the_cosine(
+    project: Project, browser: WebDriver
+) -> None:
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    project.write_memory("payment-retries", "knowledge", FRENCH_RETRIES, title="Paiements")
+    project.write_memory("release-checklist", "rule", "Tag the release after the changelog.")
+    console = start_console(project, env={"ENGRAM_SEMANTIC": "on"})
+    try:
+        _log_in(browser, console)
+
+        def ranked_by_both(driver: WebDriver) -> bool:
+            # The console embeds in the background: searches rank lexically until then.
+            driver.get(console.origin + "/project/search?q=how+often+do+we+retry+a+payment")
+            return "semantic" in _by_css(driver, "p.meta").text
+
+        WebDriverWait(browser, 60, poll_frequency=0.5).until(ranked_by_both)
+        meta = _by_css(browser, "p.meta").text
+        assert "convex(lexical=0.2, semantic=0.8)" in meta
+        first = _by_css(browser, "#results tbody tr")
+        assert "payment-retries" in first.text
+        assert "semantic #1" in first.text
+        assert "cosine 0." in first.text
+        assert len(_all_css(browser, "#results svg.share rect.kind-semantic")) >= 1
+        screenshot(browser, "project-search-hybrid")
     finally:
         console.stop()
 
