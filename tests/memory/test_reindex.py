@@ -77,7 +77,7 @@ def test_a_record_of_an_old_index_can_be_forgotten_and_leaves_no_term(memory: Me
     memory.engine.store.checkpoint()
     data = memory.store_bytes()
     # Terms of five letters or more: a shorter one ("see") turns up by chance in ciphertext
-    # and random ids (this failed about once in a hundred runs).
+    # and random ids (this failed once in nine runs of it, one day).
     terms = [term for term in index_terms(TEXT).split() if len(term) >= 5]
     assert len(terms) == 7
     for term in terms:
