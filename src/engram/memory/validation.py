@@ -30,7 +30,6 @@ from engram.memory.schemas import (
     INPUT_SCHEMAS,
     input_schema,
 )
-from engram.safety.disguise import contains_disguised_secret
 from engram.safety.display import displayable
 
 __all__ = ["validate_arguments"]
@@ -179,6 +178,10 @@ def _error(keyword: str) -> Any:
 
 
 def _holds_no_secret(text: str) -> bool:
+    # Imported when a field needs it: the secret rules (compiled patterns) are not loaded
+    # by a server that only searches and reads.
+    from engram.safety.disguise import contains_disguised_secret
+
     return not contains_disguised_secret([text])
 
 
