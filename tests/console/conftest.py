@@ -106,6 +106,14 @@ def start_console(
             )
 
 
+def start_with_opener(project: Project, opener: Path, script: str) -> RunningConsole:
+    """``engram console --open`` with ``$BROWSER`` a shell script of ``script`` (its first
+    argument is the ``file://`` URL ``--open`` hands the browser)."""
+    opener.write_text(f"#!/bin/sh\n{script}\n")
+    opener.chmod(0o755)
+    return start_console(project, "--open", env={"BROWSER": str(opener)})
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     made = new_project(tmp_path / "repo")

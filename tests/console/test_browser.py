@@ -25,7 +25,12 @@ from engram.testing import (
     value,
 )
 from engram.testing.projects import Project
-from tests.console.conftest import RunningConsole, screenshot, start_console
+from tests.console.conftest import (
+    RunningConsole,
+    screenshot,
+    start_console,
+    start_with_opener,
+)
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -214,10 +219,7 @@ def test_open_leads_the_browser_into_a_session_through_its_private_file(
     project: Project, browser: WebDriver, tmp_path: Path
 ) -> None:
     kept = tmp_path / "forward.html"
-    opener = tmp_path / "browser.sh"
-    opener.write_text(f'#!/bin/sh\ncp "${{1#file://}}" {kept}\n')
-    opener.chmod(0o755)
-    console = start_console(project, "--open", env={"BROWSER": str(opener)})
+    console = start_with_opener(project, tmp_path / "browser.sh", f'cp "${{1#file://}}" {kept}')
     try:
         from selenium.webdriver.support.wait import WebDriverWait
 

@@ -14,7 +14,7 @@ from engram.console.guard import HEADERS
 from engram.testing import current_capture_args, host_profile, run_engram
 from engram.testing.postgres import PostgresRun
 from engram.testing.projects import Project
-from tests.console.conftest import RunningConsole, start_console
+from tests.console.conftest import RunningConsole, start_console, start_with_opener
 
 PENDING_TEXT = "Layoffs are announced at the next board meeting."
 
@@ -308,12 +308,11 @@ def test_open_hands_the_browser_a_private_file_never_the_secret(
     project: Project, tmp_path: Path
 ) -> None:
     told = tmp_path / "browser-was-told.txt"
-    browser = tmp_path / "browser.sh"
-    browser.write_text(f'#!/bin/sh\necho "$@" > {told}\ncat "${{1#file://}}" >> {told}\n')
-    browser.chmod(0o755)
+    opener = tmp_path / "browser.sh"
+    script = f'echo "$@" > {told}\ncat "${{1#file://}}" >> {told}'
 
     # The browser is started (and has read its file) before the URL is printed.
-    console = start_console(project, "--open", env={"BROWSER": str(browser)})
+    console = start_with_opener(project, opener, script)
     argument, forwarded = told.read_text().split("\n", 1)
     console.stop()
 
