@@ -101,6 +101,16 @@ def test_the_duplicate_lookup_of_admission_uses_payload_and_state(sqlite_memory:
         )
 
 
+def test_the_expiry_sweep_walks_only_expired_records(sqlite_memory: Memory) -> None:
+    memory = sqlite_memory
+    # The scope's index of states would read every current record to compare its
+    # expiry, in the sweep's write transaction, at every server start.
+    [sweep] = [s for s in _statements(memory) if "FROM records" in s and "expires_ms <=" in s]
+    assert _plan(memory, sweep).startswith(
+        "SEARCH records USING INDEX records_by_expiry (state=? AND expires_ms>? AND expires_ms<?)"
+    )
+
+
 def test_a_migration_version_cannot_be_registered_twice() -> None:
     def noop(connection: Any) -> None:
         return None

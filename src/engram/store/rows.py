@@ -108,6 +108,9 @@ class RowReads:
     #: does not walk every record of a state in admission order instead (SQLite:
     #: `` INDEXED BY records_by_payload_state``).
     PAYLOAD_INDEX: ClassVar[str] = ""
+    #: How the expiry sweep names its index, so that the planner does not read every
+    #: record of the scope to compare its expiry (SQLite: `` INDEXED BY records_by_expiry``).
+    EXPIRY_INDEX: ClassVar[str] = ""
 
     def candidate(self, scope_id: str, candidate_id: str) -> CandidateRow | None:
         row = self.db.execute(
@@ -218,7 +221,7 @@ class RowReads:
         return [
             to_record(row)
             for row in self.db.execute(
-                f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_id = ?"
+                f"SELECT {RECORD_COLUMNS} FROM records{self.EXPIRY_INDEX} WHERE scope_id = ?"
                 " AND state IN ('accepted_current', 'accepted_disputed', 'historical')"
                 " AND expires_ms IS NOT NULL AND expires_ms <= ? ORDER BY rowid",
                 (scope_id, now_ms),

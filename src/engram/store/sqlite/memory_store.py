@@ -294,6 +294,7 @@ class _Reader(RowReads, OverviewReads):
 
     SCOPE_FILTER = "+scope_id"  # look records up by their unique id or rowid
     PAYLOAD_INDEX = " INDEXED BY records_by_payload_state"
+    EXPIRY_INDEX = " INDEXED BY records_by_expiry"
     AUDIT_PRINCIPAL = _PRINCIPAL
     NAMES_AUDIT_INDEX = True
 
