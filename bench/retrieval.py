@@ -20,8 +20,8 @@ Faces:
   SQLite store (one scope per corpus); superseded records are moved to ``historical`` and
   forgotten ones forgotten, as a host would.
 - ``project``: one memory file per memory in a fresh project, ``engram search`` through
-  :class:`ProjectMemory`; a superseded memory carries ``lifecycle: superseded``, a forgotten
-  one is deleted.
+  :class:`ProjectMemory`; a superseded memory carries ``lifecycle: superseded`` and
+  ``superseded_by`` (as a SUPERSEDE commit leaves it), a forgotten one is deleted.
 - ``bm25``: the baseline, a plain SQLite FTS5 table (``porter unicode61``) over the same
   texts, the question's words OR-ed, ranked by ``bm25()``.
 
@@ -76,6 +76,7 @@ class Document:
     at_ms: int = NOW - DAY
     context: str = ""
     state: str = "current"  # or "superseded" / "forgotten": stored, then retired
+    replaced_by: str = ""  # a superseded document's replacement (its key)
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,13 @@ def coding(language: str, asked_in: str | None = None) -> Corpus:
     asked_in = asked_in or language
     built = coding_set.build()
     documents = [
-        Document(item.concept, _cited(item.text, item.citation), item.title, state=item.state)
+        Document(
+            item.concept,
+            _cited(item.text, item.citation),
+            item.title,
+            state=item.state,
+            replaced_by=item.superseded_by or "",
+        )
         for item in built.items
         if item.language == language
     ]
@@ -263,6 +270,7 @@ def project(corpus: Corpus, work: Path, semantic: bool = False) -> Searcher:
 
     layout = init_layout(work / "repo")[0]
     ids: dict[str, str] = {}
+    current = {d.key: f"m{n:05d}" for n, d in enumerate(corpus.documents) if d.state == "current"}
     for number, document in enumerate(corpus.documents):
         if document.state == "forgotten":
             continue  # deleted by the person who wrote it
@@ -276,8 +284,10 @@ def project(corpus: Corpus, work: Path, semantic: bool = False) -> Searcher:
             "created": "2026-01-01",
             "updated": "2026-01-01",
         }
-        if document.state == "superseded":
+        if document.state == "superseded":  # as a SUPERSEDE commit leaves it
             fields["lifecycle"] = "superseded"
+            if document.replaced_by in current:
+                fields["superseded_by"] = current[document.replaced_by]
         written = Memory(memory_id, "knowledge", "workspace", title, body, fields)
         path = layout.folder(FOLDERS["knowledge"]) / f"{memory_id}.md"
         path.write_text(render_memory(written), encoding="utf-8")

@@ -136,6 +136,57 @@ def test_search_of_text_without_words_or_with_fts_syntax_finds_nothing_and_never
     assert [e["id"] for e in memory.search('redis" OR NEAR(cache', 1).entries] == ["redis-cache"]
 
 
+def test_a_superseded_memory_is_listed_after_the_memory_that_replaced_it(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    _write_project(layout)
+    write_memory_file(
+        layout,
+        "deploy-by-scp",
+        content="Deploy by copying the build with scp to the production hosts and deploy",
+        fields="lifecycle: superseded\nsuperseded_by: deploy-with-blue-green\n",
+    )
+    write_memory_file(
+        layout,
+        "deploy-by-ftp",
+        content="Deploy by uploading the build over ftp to production and deploy again",
+        fields="lifecycle: superseded\nsuperseded_by: not-found-by-this-query\n",
+    )
+
+    entries = memory.search("deploy the build to production", 5).entries
+
+    # By score: ftp, scp, blue green. Blue green replaced scp, so it comes before it; ftp's
+    # replacement was not found, so it stays where its score puts it. Scores are kept.
+    assert [(e["id"], e["score"]) for e in entries] == [
+        ("deploy-by-ftp", 5.743398),
+        ("deploy-with-blue-green", 3.539739),
+        ("deploy-by-scp", 5.615239),
+        ("structured-logging", 1.162459),
+    ]
+
+
+def test_replacements_first_moves_each_memory_once_so_a_cycle_cannot_loop(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    _write_project(layout)
+    for memory_id, content, replacement in (
+        ("cache-a", "cache cache cache cache", "cache-b"),
+        ("cache-b", "cache cache cache", "cache-c"),
+        ("cache-c", "cache cache", "cache-a"),
+    ):
+        fields = f"lifecycle: superseded\nsuperseded_by: {replacement}\n"
+        write_memory_file(layout, memory_id, content=content, fields=fields)
+
+    entries = memory.search("cache", 4).entries
+
+    # Hand-edited files that replace one another in a ring have no replacement to put
+    # first: each is moved once (a before c... and round again), and the search ends in
+    # the order of the scores, where an unguarded loop would never end.
+    scores = [e["score"] for e in entries]
+    assert [e["id"] for e in entries] == ["cache-a", "cache-c", "cache-b", "redis-cache"]
+    assert scores == sorted(scores, reverse=True)
+
+
 def test_route_entries_are_in_load_order_not_sorted_by_score(
     memory: ProjectMemory, layout: Layout
 ) -> None:

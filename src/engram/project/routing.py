@@ -20,13 +20,22 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from engram.project.memory_file import Memory
 from engram.search.fusion import hybrid
 
-__all__ = ["SESSION_QUERY", "SESSION_TAGS", "Omission", "Routed", "Routing", "route"]
+__all__ = [
+    "SESSION_QUERY",
+    "SESSION_TAGS",
+    "Omission",
+    "Routed",
+    "Routing",
+    "replacements_first",
+    "route",
+]
 
 SESSION_QUERY: Final = "current session"
 #: A hit scoring under this fraction of the best hit is not relevant to the task: it
@@ -55,6 +64,29 @@ class Omission:
 class Routing:
     selected: list[Routed] = field(default_factory=list)
     omitted: list[Omission] = field(default_factory=list)
+
+
+def replacements_first(ranked: list[str], memories: Mapping[str, Memory]) -> list[str]:
+    """``ranked`` with each superseded memory's replacement (its ``superseded_by``),
+    when it was found too but ranked lower, moved to just before it: search lists every
+    memory, and a memory a person replaced is never shown above what replaced it. A
+    memory is moved at most once, so a cycle of hand-edited files cannot loop."""
+    order, moved = list(ranked), set()
+    position = 0
+    while position < len(order):
+        memory = memories[order[position]]
+        replacement = memory.get("superseded_by") if memory.lifecycle == "superseded" else None
+        if (
+            isinstance(replacement, str)
+            and replacement not in moved
+            and replacement in order[position + 1 :]
+        ):
+            order.remove(replacement)
+            order.insert(position, replacement)
+            moved.add(replacement)
+            continue  # the replacement may have been replaced in turn
+        position += 1
+    return order
 
 
 def hidden_reason(memory: Memory, roles: tuple[str, ...], today: str, notes: bool) -> str | None:

@@ -58,7 +58,7 @@ from engram.project.results import (
     Status,
     Verification,
 )
-from engram.project.routing import SESSION_QUERY, Routing, route
+from engram.project.routing import SESSION_QUERY, Routing, replacements_first, route
 from engram.project.semantic import ProjectVectors
 from engram.search.fusion import FUSION_DEPTH, fused, ranking_receipt
 
@@ -285,18 +285,18 @@ class ProjectMemory:
                 "parts": {name: round(share, 6) for name, share in shares.items()},
             }
 
+        found = {mid: shares for mid, shares in shared if mid in memories}
         entries = [
             {
                 "id": mid,
                 "type": memories[mid].type,
                 "scope": memories[mid].scope,
-                "score": round(sum(shares.values()), 6),
+                "score": round(sum(found[mid].values()), 6),
                 "title": memories[mid].title,
                 "channels": [name for name in ranks if mid in ranks[name]],
-                **(explained(mid, shares) if explain else {}),
+                **(explained(mid, found[mid]) if explain else {}),
             }
-            for mid, shares in shared
-            if mid in memories
+            for mid in replacements_first(list(found), memories)
         ][:limit]
         return Found(entries, ranking_receipt(None if nearest is None else nearest[0]))
 
