@@ -61,12 +61,28 @@ def _all_css(driver: WebDriver, selector: str) -> list[Any]:
 
 def _click(driver: WebDriver, selector: str) -> None:
     """Click and wait (at most 30 s) for the page it leads to."""
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.wait import WebDriverWait
 
     page = _by_css(driver, "html")
     _by_css(driver, selector).click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 30).until(lambda _: _left(page))
+
+
+def _left(element: Any) -> bool:
+    """Whether ``element``'s page is gone. Selenium's ``staleness_of`` knows only the
+    stale-element error; in the middle of a navigation chromedriver may answer that the
+    node "does not belong to the document" instead (seen once in CI, with two workers)."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error.msg):
+            return True
+        raise
+    return False
 
 
 def _log_in(driver: WebDriver, console: RunningConsole) -> None:

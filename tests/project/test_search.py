@@ -4,8 +4,11 @@ a labelled set), entry shapes, and route entries in load order."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from engram.project.layout import Layout
+from engram.project.memory_file import Memory
+from engram.project.routing import replaced_by, replacements_first
 from engram.project.workspace import ProjectMemory
 from tests.project.conftest import memory_text, write_memory_file
 
@@ -150,41 +153,63 @@ def test_a_superseded_memory_is_listed_after_the_memory_that_replaced_it(
         layout,
         "deploy-by-ftp",
         content="Deploy by uploading the build over ftp to production and deploy again",
-        fields="lifecycle: superseded\nsuperseded_by: not-found-by-this-query\n",
+        fields="lifecycle: superseded\nsuperseded_by: not-in-the-index\n",
     )
 
-    entries = memory.search("deploy the build to production", 5).entries
+    found = memory.search("deploy the build to production", 4)
 
     # By score: ftp, scp, blue green. Blue green replaced scp, so it comes before it; ftp's
-    # replacement was not found, so it stays where its score puts it. Scores are kept.
-    assert [(e["id"], e["score"]) for e in entries] == [
-        ("deploy-by-ftp", 5.743398),
-        ("deploy-with-blue-green", 3.539739),
-        ("deploy-by-scp", 5.615239),
-        ("structured-logging", 1.162459),
+    # replacement does not exist, so it stays where its score puts it.
+    assert [(e["id"], e.get("superseded_by")) for e in found.entries] == [
+        ("deploy-by-ftp", None),
+        ("deploy-with-blue-green", None),
+        ("deploy-by-scp", "deploy-with-blue-green"),
+        ("structured-logging", None),
     ]
+    scores = {e["id"]: e["score"] for e in found.entries}
+    assert scores["deploy-by-scp"] > scores["deploy-with-blue-green"]  # each keeps its own
+    assert "deploy-by-scp (knowledge): Deploy by scp [superseded by deploy-with-blue-green]" in (
+        found.text()
+    )
+    # A smaller limit gives the first entries of a larger one: the replacement is looked
+    # for past the limit.
+    for limit in (1, 2, 3):
+        entries = memory.search("deploy the build to production", limit).entries
+        assert entries == found.entries[:limit]
 
 
-def test_replacements_first_moves_each_memory_once_so_a_cycle_cannot_loop(
-    memory: ProjectMemory, layout: Layout
-) -> None:
-    _write_project(layout)
-    for memory_id, content, replacement in (
-        ("cache-a", "cache cache cache cache", "cache-b"),
-        ("cache-b", "cache cache cache", "cache-c"),
-        ("cache-c", "cache cache", "cache-a"),
-    ):
-        fields = f"lifecycle: superseded\nsuperseded_by: {replacement}\n"
-        write_memory_file(layout, memory_id, content=content, fields=fields)
+def _memory(memory_id: str, replaced_by: str | None = None) -> Memory:
+    fields: dict[str, Any] = {"created": "2026-01-01", "updated": "2026-01-01"}
+    if replaced_by is not None:
+        fields |= {"lifecycle": "superseded", "superseded_by": replaced_by}
+    return Memory(memory_id, "knowledge", "workspace", memory_id, "", fields)
 
-    entries = memory.search("cache", 4).entries
 
-    # Hand-edited files that replace one another in a ring have no replacement to put
-    # first: each is moved once (a before c... and round again), and the search ends in
-    # the order of the scores, where an unguarded loop would never end.
-    scores = [e["score"] for e in entries]
-    assert [e["id"] for e in entries] == ["cache-a", "cache-c", "cache-b", "redis-cache"]
-    assert scores == sorted(scores, reverse=True)
+def test_replacements_come_first_along_a_chain_and_rings_stay_in_score_order() -> None:
+    memories = {
+        "a": _memory("a", "b"),  # a was replaced by b, b by c
+        "b": _memory("b", "c"),
+        "c": _memory("c"),
+        "x": _memory("x", "y"),  # x, y and z replace one another in a ring
+        "y": _memory("y", "z"),
+        "z": _memory("z", "x"),
+        "self": _memory("self", "self"),
+        "lost": _memory("lost", "not-in-the-index"),
+    }
+
+    assert replacements_first(["a", "b", "c"], memories) == ["c", "b", "a"]
+    assert replacements_first(["b", "a", "c"], memories) == ["c", "b", "a"]
+    assert replacements_first(["a", "c"], memories) == ["a", "c"]  # b was not found
+    assert replacements_first(["x", "y", "z"], memories) == ["x", "y", "z"]
+    assert replacements_first(["z", "y", "x"], memories) == ["z", "y", "x"]
+    assert replacements_first(["self", "lost", "c"], memories) == ["self", "lost", "c"]
+    assert [replaced_by(m, memories) for m in ("a", "c", "x", "self", "lost")] == [
+        "b",
+        None,
+        None,
+        None,
+        None,
+    ]
 
 
 def test_route_entries_are_in_load_order_not_sorted_by_score(

@@ -218,7 +218,9 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
     (
         "engram_search",
         "Search project memory",
-        "Search memory by query (BM25, fused with the semantic channel where installed).",
+        "Search memory by query (BM25, fused with the semantic channel where installed)."
+        " A superseded memory comes after the one that replaced it and names it"
+        " (`superseded_by`).",
         _search,
         True,
     ),

@@ -45,13 +45,18 @@ def plural(count: int, one: str, many: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Found:
-    """``search``: entries best first, and how they were ranked."""
+    """``search``: entries best first (a superseded memory after the memory that
+    replaced it, which its ``superseded_by`` names), and how they were ranked."""
 
     entries: list[dict[str, Any]]
     ranking: dict[str, Any]
 
     def text(self) -> str:
-        lines = [f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}" for e in self.entries]
+        lines = [
+            f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}"
+            + (f" [superseded by {e['superseded_by']}]" if "superseded_by" in e else "")
+            for e in self.entries
+        ]
         return "\n".join(lines) or "no match"
 
     def data(self) -> dict[str, Any]:

@@ -33,6 +33,7 @@ __all__ = [
     "Omission",
     "Routed",
     "Routing",
+    "replaced_by",
     "replacements_first",
     "route",
 ]
@@ -69,24 +70,38 @@ class Routing:
 def replacements_first(ranked: list[str], memories: Mapping[str, Memory]) -> list[str]:
     """``ranked`` with each superseded memory's replacement (its ``superseded_by``),
     when it was found too but ranked lower, moved to just before it: search lists every
-    memory, and a memory a person replaced is never shown above what replaced it. A
-    memory is moved at most once, so a cycle of hand-edited files cannot loop."""
-    order, moved = list(ranked), set()
+    memory, and a memory a person replaced is never shown above what replaced it.
+    Hand-edited files that replace one another in a ring have no replacement: they stay
+    where their scores put them."""
+    order = list(ranked)
     position = 0
     while position < len(order):
-        memory = memories[order[position]]
-        replacement = memory.get("superseded_by") if memory.lifecycle == "superseded" else None
-        if (
-            isinstance(replacement, str)
-            and replacement not in moved
-            and replacement in order[position + 1 :]
-        ):
+        replacement = replaced_by(order[position], memories)
+        if replacement is not None and replacement in order[position + 1 :]:
             order.remove(replacement)
             order.insert(position, replacement)
-            moved.add(replacement)
             continue  # the replacement may have been replaced in turn
         position += 1
     return order
+
+
+def replaced_by(memory_id: str, memories: Mapping[str, Memory]) -> str | None:
+    """The memory that replaced ``memory_id`` (its ``superseded_by``, when it is
+    superseded and that memory exists), unless the replacements lead back to it."""
+    seen, current = {memory_id}, memory_id
+    first: str | None = None
+    while True:
+        memory = memories.get(current)
+        following = memory.get("superseded_by") if memory is not None else None
+        if memory is None or memory.lifecycle != "superseded" or not isinstance(following, str):
+            return first
+        if following not in memories:
+            return first
+        if following in seen:
+            return None  # a ring
+        first = first or following
+        seen.add(following)
+        current = following
 
 
 def hidden_reason(memory: Memory, roles: tuple[str, ...], today: str, notes: bool) -> str | None:

@@ -58,7 +58,13 @@ from engram.project.results import (
     Status,
     Verification,
 )
-from engram.project.routing import SESSION_QUERY, Routing, replacements_first, route
+from engram.project.routing import (
+    SESSION_QUERY,
+    Routing,
+    replaced_by,
+    replacements_first,
+    route,
+)
 from engram.project.semantic import ProjectVectors
 from engram.search.fusion import FUSION_DEPTH, fused, ranking_receipt
 
@@ -262,7 +268,9 @@ class ProjectMemory:
         self.refresh()
         memories = self._memories()
         nearest = self._nearest(query, self.config())
-        hits = self.index.search(query, limit if nearest is None else max(limit, FUSION_DEPTH))
+        # As deep as fusion looks, in both cases: a superseded memory's replacement ranked
+        # just past ``limit`` still comes first, and a larger limit only adds entries.
+        hits = self.index.search(query, max(limit, FUSION_DEPTH))
         lexical = [(mid, score) for mid, score, _ in hits]
         close = [] if nearest is None else [hit for hit in nearest[1] if hit[0] in memories]
         shared = (
@@ -294,10 +302,11 @@ class ProjectMemory:
                 "score": round(sum(found[mid].values()), 6),
                 "title": memories[mid].title,
                 "channels": [name for name in ranks if mid in ranks[name]],
+                **({"superseded_by": after} if (after := replaced_by(mid, memories)) else {}),
                 **(explained(mid, found[mid]) if explain else {}),
             }
-            for mid in replacements_first(list(found), memories)
-        ][:limit]
+            for mid in replacements_first(list(found), memories)[:limit]
+        ]
         return Found(entries, ranking_receipt(None if nearest is None else nearest[0]))
 
     def _count_use(self, memory_ids: list[str]) -> None:
