@@ -87,7 +87,8 @@ def replacements_first(ranked: list[str], memories: Mapping[str, Memory]) -> lis
 
 def replaced_by(memory_id: str, memories: Mapping[str, Memory]) -> str | None:
     """The memory that replaced ``memory_id`` (its ``superseded_by``, when it is
-    superseded and that memory exists), unless the replacements lead back to it."""
+    superseded and that memory exists), unless following the replacements from it runs
+    into a ring (hand-edited files): then none, so that moving replacements first ends."""
     seen, current = {memory_id}, memory_id
     first: str | None = None
     while True:
