@@ -107,10 +107,12 @@ def test_search_entries_carry_id_type_scope_score_and_title_best_first(
 
     entries = memory.search("database release", 3).entries
 
+    # Both words, then "release" in a title and twice in the text (four of the fifteen
+    # memories hold it), then "database" once (two hold it).
     assert [(e["id"], e["type"], e["scope"]) for e in entries] == [
         ("database-migrations", "knowledge", "workspace"),
-        ("nightly-backups", "knowledge", "workspace"),
         ("release-process", "skill", "workspace"),
+        ("nightly-backups", "knowledge", "workspace"),
     ]
     assert [sorted(e) for e in entries] == [
         ["channels", "id", "scope", "score", "title", "type"]
@@ -120,6 +122,27 @@ def test_search_entries_carry_id_type_scope_score_and_title_best_first(
     scores = [e["score"] for e in entries]
     assert all(isinstance(score, float) and score > 0 for score in scores)
     assert scores == sorted(scores, reverse=True)
+
+
+def test_in_a_project_of_two_memories_a_word_both_hold_still_weighs(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    write_memory_file(
+        layout, "release-process", "skill", "Cut a release by tagging main", title="Release process"
+    )
+    write_memory_file(
+        layout, "release-notes", "knowledge", "Release notes go in CHANGES", title="Release notes"
+    )
+
+    entries = memory.search("how do I cut a release", 5).entries
+
+    # FTS5's own IDF weighs both words 1e-6 here (each is held by at least half of the
+    # memories): the exact match scored 0.000002. Worked by hand: "cut" weighs ln 2 and
+    # "releas" ln 1.2; each memory is 9 terms long (its heading and "content" in the
+    # body) and holds "releas" 5 times weighted (title 3, body 2), the first "cut" once:
+    # ln 2 + ln 1.2 * 5 * 2.2 / 6.2, then ln 1.2 * 5 * 2.2 / 6.2.
+    assert [e["id"] for e in entries] == ["release-process", "release-notes"]
+    assert [e["score"] for e in entries] == [1.016621, 0.323474]
 
 
 def test_search_matches_word_forms_by_stemming(memory: ProjectMemory, layout: Layout) -> None:
@@ -225,8 +248,8 @@ def test_route_entries_are_in_load_order_not_sorted_by_score(
     assert [(e["id"], e["type"]) for e in entries] == [
         ("python-formatting", "rule"),
         ("database-migrations", "knowledge"),
-        ("nightly-backups", "knowledge"),
         ("release-process", "skill"),
+        ("nightly-backups", "knowledge"),
         ("error-monitoring", "knowledge"),
         ("deploy-with-blue-green", "knowledge"),
     ]

@@ -10,13 +10,21 @@ from engram.search.lexical import (
     MAX_QUERY_TERMS,
     PRUNE_MIN_DOCUMENTS,
     common_cutoff,
+    match_expression,
     query_groups,
-    search_expressions,
+    search_stages,
 )
 
 LARGE = 10_000  # documents; a term is common above 200 of them
 FREQUENCIES = {"the": 9_000, "in": 600, "tarball": 12, "is": 700, "with": 201, "as": 200}
 THE, IN, TARBALL, IS, WITH, AS = (("the",), ("in",), ("tarball",), ("is",), ("with",), ("as",))
+
+
+def search_expressions(
+    groups: list[tuple[str, ...]], counts: dict[str, int], documents: int
+) -> list[str]:
+    """The FTS5 expressions of the stages a search runs."""
+    return [match_expression(stage) for stage in search_stages(groups, counts, documents)]
 
 
 def test_the_cutoff_is_two_percent_of_an_index_of_at_least_2000_documents() -> None:

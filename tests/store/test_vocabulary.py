@@ -73,11 +73,27 @@ def test_a_commit_that_leaves_the_index_alone_keeps_the_counts(database: Databas
     assert _lookup(database, cache, ["alpha"]) == {"alpha": 4}
     with database.transaction() as db:
         db.execute("INSERT INTO notes VALUES ('an audit entry')")
-    assert set(cache._counts) == {("docs", "alpha", 10)}
+    assert set(cache._counts) == {("docs", "alpha")}
 
 
 def test_the_memory_is_bounded(database: Database) -> None:
     cache = DocumentCounts()
     assert _lookup(database, cache, [f"w{number}" for number in range(LIMIT)])["w1"] == 0
     assert _lookup(database, cache, ["alpha", "zeta"]) == {"alpha": 4, "zeta": 0}
-    assert set(cache._counts) == {("docs", "alpha", 10), ("docs", "zeta", 10)}
+    assert set(cache._counts) == {("docs", "alpha"), ("docs", "zeta")}
+
+
+def test_an_exact_count_serves_any_cap_and_one_stopped_at_its_cap_is_counted_again(
+    database: Database,
+) -> None:
+    cache = DocumentCounts()
+    assert _lookup(database, cache, ["alpha", "beta"], cap=2) == {"alpha": 3, "beta": 2}
+    counted: list[str] = []
+    with database.snapshot() as db:
+        db.set_trace_callback(counted.append)
+        assert cache.lookup(db, "docs", ["alpha", "beta"], 10) == {"alpha": 4, "beta": 2}
+        assert cache.lookup(db, "docs", ["alpha", "beta"], 1) == {"alpha": 2, "beta": 2}
+        db.set_trace_callback(None)
+    assert [statement for statement in counted if "MATCH" in statement] == [
+        """SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH '"alpha"' LIMIT 11)"""
+    ]

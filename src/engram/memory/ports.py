@@ -184,7 +184,7 @@ class MemoryReader(Protocol):
         variants, :func:`engram.search.analysis.query_groups`), best first.
 
         A large index matches in stages (common terms last, see
-        :func:`engram.search.lexical.search_expressions`); ``None`` when there is no
+        :func:`engram.search.lexical.search_stages`); ``None`` when there is no
         such stage.
         """
         ...

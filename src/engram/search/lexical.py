@@ -7,10 +7,19 @@ more (and rarer) terms rank first, and no character of the user's text is ever r
 FTS5 syntax (variants are ``\\w`` runs: a quote cannot occur in one). In large indexes,
 :func:`search_stages` leaves out terms most memories hold. A stage is a plain value, so
 the PostgreSQL store runs the same stages over its postings tables.
+
+Both backends score a stage with BM25 (:data:`K1`, :data:`B`) and one IDF, :func:`idf`.
+FTS5's ``bm25()`` has its own IDF, which gives a term held by half the documents or more
+a weight of 1e-6: in a project of a few memories every word weighs that, and an exact
+match scored 0.000002. SQLite therefore ranks a stage in :func:`Stage.parts`, one per
+number of holding documents, each FTS5 rank multiplied by :func:`idf` over
+:func:`fts5_idf` (exact: BM25 is a sum over phrases, and FTS5 weighs the phrases of a
+part alike).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -18,14 +27,18 @@ from engram.search.analysis import MAX_QUERY_GROUPS, query_groups
 
 __all__ = [
     "COMMON_SHARE",
+    "K1",
     "MAX_QUERY_TERMS",
     "PRUNE_MIN_DOCUMENTS",
+    "B",
     "Group",
+    "Part",
     "Stage",
     "common_cutoff",
+    "fts5_idf",
+    "idf",
     "match_expression",
     "query_groups",
-    "search_expressions",
     "search_stages",
     "variants",
 ]
@@ -37,8 +50,26 @@ MAX_QUERY_TERMS: Final = MAX_QUERY_GROUPS
 #: Below this many indexed documents every term is kept: matching is cheap anyway.
 PRUNE_MIN_DOCUMENTS: Final = 2000
 #: A term held by more than this share of the documents is common (see
-#: :func:`search_expressions`).
+#: :func:`search_stages`).
 COMMON_SHARE: Final = 0.02
+#: BM25's term-frequency saturation and length normalisation (FTS5's ``bm25()`` values).
+K1: Final = 1.2
+B: Final = 0.75
+
+
+def idf(documents: int, holding: int) -> float:
+    """A term's BM25 weight in an index of ``documents`` of which ``holding`` hold it:
+    ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (Lucene's). Always positive and falling as
+    more documents hold the term: in a project of two memories a word both hold weighs
+    0.18 and a word one holds 0.69; above a few thousand documents, for the terms a
+    search matches on (:data:`COMMON_SHARE`), it is FTS5's IDF within 0.5%."""
+    return math.log(1 + (documents - holding + 0.5) / (holding + 0.5))
+
+
+def fts5_idf(documents: int, holding: int) -> float:
+    """The IDF of FTS5's ``bm25()``: ``ln((N - n + 0.5) / (n + 0.5))``, at least 1e-6."""
+    value = math.log((documents - holding + 0.5) / (holding + 0.5))
+    return value if value > 0 else 1e-6
 
 
 def variants(groups: list[Group]) -> list[str]:
@@ -63,6 +94,32 @@ class Stage:
     def phrases(self) -> list[str]:
         """The variants BM25 sums over, in order (as FTS5 counts the phrases of a match)."""
         return [variant for group in self.groups for variant in group]
+
+    def parts(self, counts: dict[str, int]) -> list[Part]:
+        """The stage's phrases by how many documents hold each (``counts``, exact), in
+        order of first appearance; phrases no document holds are left out."""
+        holding: dict[int, list[str]] = {}
+        for phrase in self.phrases():
+            if counts.get(phrase, 0) > 0:
+                holding.setdefault(counts[phrase], []).append(phrase)
+        return [Part(tuple(phrases), n) for n, phrases in holding.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Phrases of a stage that the same number of documents hold (``holding``)."""
+
+    phrases: tuple[str, ...]
+    holding: int
+
+    def match(self) -> str:
+        """The FTS5 ``MATCH`` expression of the part: any of its phrases (a phrase the
+        stage holds twice is here twice, as BM25 counts it)."""
+        return " OR ".join(f'"{phrase}"' for phrase in self.phrases)
+
+    def factor(self, documents: int) -> float:
+        """What turns FTS5's rank of the part into :func:`idf`'s."""
+        return idf(documents, self.holding) / fts5_idf(documents, self.holding)
 
 
 def search_stages(groups: list[Group], counts: dict[str, int], documents: int) -> list[Stage]:
@@ -97,11 +154,6 @@ def search_stages(groups: list[Group], counts: dict[str, int], documents: int) -
 def match_expression(stage: Stage) -> str:
     """The FTS5 ``MATCH`` expression of a stage."""
     return (" AND " if stage.every else " OR ").join(_group(group) for group in stage.groups)
-
-
-def search_expressions(groups: list[Group], counts: dict[str, int], documents: int) -> list[str]:
-    """The FTS5 expressions of :func:`search_stages`."""
-    return [match_expression(stage) for stage in search_stages(groups, counts, documents)]
 
 
 def _group(group: Group) -> str:

@@ -10,9 +10,9 @@ plus the projections, in the store's own schema:
   record, term frequency, document length), ``lexical_terms`` (how many documents hold
   each term) and ``lexical_sizes`` (documents and tokens). A search runs the same
   stages as on SQLite (:func:`engram.search.lexical.search_stages`, with exact document
-  counts) and scores them with the formula of FTS5's ``bm25()`` (k1 = 1.2, b = 0.75,
-  the same IDF floor), so both backends rank a scope's records alike: that is the
-  ranking contract a test holds them to. ``tsvector`` ranks by ``ts_rank``, which is not
+  counts) and scores them with the same BM25 (:func:`engram.search.lexical.idf`), so
+  both backends rank a scope's records alike: that is the ranking contract a test holds
+  them to. ``tsvector`` ranks by ``ts_rank``, which is not
   BM25 and has no document frequencies, so it would not keep it.
 - **Semantic.** ``vectors`` (one float32 vector per record and projection key, bytes) and
   ``vector_versions``, kept by triggers like SQLite's; scoring is per scope in Python.
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import collections
 import json
-import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +32,7 @@ from typing import Final
 
 from engram.memory.ports import RecordRow
 from engram.search.analysis import analyzer_tag
-from engram.search.lexical import Group, Stage, search_stages, variants
+from engram.search.lexical import K1, B, Group, Stage, idf, search_stages, variants
 from engram.store.location import DatabaseUrl
 from engram.store.overview_rows import OverviewReads
 from engram.store.postgresql.database import Durability, PostgresDatabase, Session, pg_migration
@@ -42,9 +41,6 @@ from engram.store.rows import PurgeFinisher, RowReads, RowWrites, prefixed, to_r
 __all__ = ["PostgresMemoryStore"]
 
 SCHEMA: Final = "memory"
-#: FTS5's bm25() parameters.
-K1: Final = 1.2
-B: Final = 0.75
 #: An audit entry's principal as the reader filters on it and its index is built on: its
 #: JSON string as ``audit`` wrote it (``json.dumps`` with sorted keys), quotes and escapes
 #: included. Found by a pattern, not by PostgreSQL's JSON functions: they refuse a
@@ -228,12 +224,6 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def idf(documents: int, holding: int) -> float:
-    """FTS5's BM25 IDF: ``ln((N - n + 0.5) / (n + 0.5))``, at least 1e-6."""
-    value = math.log((documents - holding + 0.5) / (holding + 0.5))
-    return value if value > 0 else 1e-6
-
-
 class _Reader(RowReads, OverviewReads):
     """Reads over one connection inside a transaction or snapshot."""
 
@@ -285,7 +275,7 @@ class _Reader(RowReads, OverviewReads):
         total: int,
         limit: int,
     ) -> list[tuple[RecordRow, float]]:
-        """BM25 as FTS5 computes it: summed over the stage's phrases (a variant in two
+        """BM25 as the SQLite store computes it: summed over the stage's phrases (a variant in two
         groups counts twice), ``rank`` order, then record id."""
         phrases = stage.phrases()
         weights = [idf(documents, counts.get(phrase, 0)) for phrase in phrases]

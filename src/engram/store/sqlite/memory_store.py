@@ -20,15 +20,10 @@ from pathlib import Path
 
 from engram.memory.ports import RecordRow
 from engram.search.analysis import analyzer_tag
-from engram.search.lexical import (
-    Group,
-    common_cutoff,
-    match_expression,
-    search_stages,
-    variants,
-)
+from engram.search.lexical import Group, common_cutoff, search_stages, variants
 from engram.store.overview_rows import OverviewReads
 from engram.store.rows import PurgeFinisher, RowReads, RowWrites, prefixed, to_record
+from engram.store.sqlite.bm25 import stage_scores
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.vocabulary import DocumentCounts
 
@@ -309,25 +304,32 @@ class _Reader(RowReads, OverviewReads):
         if not groups or not self._has_table(table):
             return [] if stage == 0 else None
         documents = self._documents(scope_id)
-        counts = self._counts(table, variants(groups), documents)
+        cutoff = common_cutoff(documents)
+        # A transaction sees its own writes: it counts anew.
+        counter = self.counts if self.counts is not None else DocumentCounts()
+        # A small index ranks every term: its stages need no counts, only its scores.
+        counts = {} if cutoff is None else counter.lookup(self.db, table, variants(groups), cutoff)
         stages = search_stages(groups, counts, documents)
         if stage >= len(stages):
             return None
+        chosen = stages[stage]
+        scored = stage_scores(
+            table,
+            "rank",
+            chosen,
+            counter.lookup(self.db, table, list(dict.fromkeys(chosen.phrases())), documents),
+            documents,
+        )
+        if scored is None:
+            return []
+        clause, parameters = scored
         rows = self.db.execute(
-            f"SELECT {prefixed('r')}, f.rank FROM (SELECT rowid, rank FROM {table}"
-            f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?) AS f"
-            " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.rank, r.record_id",
-            (match_expression(stages[stage]), limit),
+            f"{clause} SELECT {prefixed('r')}, f.score FROM (SELECT rowid, score FROM scores"
+            " ORDER BY score LIMIT ?) AS f"
+            " JOIN records AS r ON r.rowid = f.rowid ORDER BY f.score, r.record_id",
+            (*parameters, limit),
         ).fetchall()
         return [(to_record(row[:-1]), -float(row[-1])) for row in rows]
-
-    def _counts(self, table: str, words: list[str], documents: int) -> dict[str, int]:
-        cutoff = common_cutoff(documents)
-        if cutoff is None:
-            return {}  # a small index ranks every term
-        if self.counts is not None:
-            return self.counts.lookup(self.db, table, words, cutoff)
-        return DocumentCounts().lookup(self.db, table, words, cutoff)
 
     def _documents(self, scope_id: str) -> int:
         row = self.db.execute(

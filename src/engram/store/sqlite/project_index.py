@@ -27,7 +27,8 @@ from engram.errors import IndexDamaged, StoreUnavailable
 from engram.project.memory_file import Memory
 from engram.project.ports import FileState, Progress, no_progress
 from engram.search.analysis import index_terms
-from engram.search.lexical import Group, common_cutoff, query_groups, search_expressions, variants
+from engram.search.lexical import Group, common_cutoff, query_groups, search_stages, variants
+from engram.store.sqlite.bm25 import stage_scores
 from engram.store.sqlite.database import Database, migration
 from engram.store.sqlite.vocabulary import DocumentCounts
 
@@ -325,16 +326,22 @@ class ProjectIndex:
                 else self._counts.lookup(db, "memories_fts", variants(groups), cutoff)
             )
             rows: list[Any] = []
-            for match in search_expressions(groups, counts, documents):
-                # Rank inside FTS5 first (its ORDER BY ... LIMIT path), join the few
-                # winners after; twice the limit, so equal scores at the edge still sort
-                # by id.
+            for stage in search_stages(groups, counts, documents):
+                phrases = list(dict.fromkeys(stage.phrases()))
+                exact = self._counts.lookup(db, "memories_fts", phrases, documents)
+                scored = stage_scores(
+                    "memories_fts", "bm25(memories_fts, 3.0, 2.0, 1.0)", stage, exact, documents
+                )
+                if scored is None:
+                    continue
+                clause, parameters = scored
+                # Rank first, join the few winners after; twice the limit, so equal scores
+                # at the edge still sort by id.
                 rows = db.execute(
-                    "SELECT m.id, f.score, m.title || ' ' || m.body FROM"
-                    " (SELECT rowid, bm25(memories_fts, 3.0, 2.0, 1.0) AS score"
-                    "  FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score LIMIT ?) AS f"
+                    f"{clause} SELECT m.id, f.score, m.title || ' ' || m.body FROM"
+                    " (SELECT rowid, score FROM scores ORDER BY score LIMIT ?) AS f"
                     " JOIN memories AS m ON m.rowid = f.rowid ORDER BY f.score, m.id LIMIT ?",
-                    (match, 2 * limit, limit),
+                    (*parameters, 2 * limit, limit),
                 ).fetchall()
                 if rows:
                     break
