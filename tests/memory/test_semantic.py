@@ -81,7 +81,9 @@ def test_a_built_projection_ranks_with_both_channels_and_says_so(semantic: Memor
     assert receipt["channels"] == ["lexical", "semantic"]
     assert (receipt["model"], receipt["fusion"]) == (MODEL, "convex_combination")
     assert receipt["algorithm"] == (
-        "convex(lexical=0.2, semantic=0.8): sqlite-fts5-bm25 / best, (cosine - 0.78) / 0.22"
+        "convex(lexical=0.2, semantic=0.8):"
+        " bm25(k1=1.2, b=0.75, idf=ln(1+(N-n+0.5)/(n+0.5))) / best,"
+        " (cosine - 0.78) / 0.22"
     )
     # No word in common with the memory: only the semantic channel can find it.
     assert value["records"][0]["record"]["record_id"] == ids["queue"]

@@ -70,7 +70,9 @@ def test_a_question_in_english_finds_a_memory_written_in_french(
     assert found.ranking == {
         "channels": ["lexical", "semantic"],
         "algorithm": (
-            "convex(lexical=0.2, semantic=0.8): sqlite-fts5-bm25 / best, (cosine - 0.78) / 0.22"
+            "convex(lexical=0.2, semantic=0.8):"
+            " bm25(k1=1.2, b=0.75, idf=ln(1+(N-n+0.5)/(n+0.5))) / best,"
+            " (cosine - 0.78) / 0.22"
         ),
         "model": MODEL,
         "fusion": "convex_combination",
@@ -240,7 +242,10 @@ def test_engram_search_over_mcp_names_the_channels_that_ranked(
     server = project.start(ENGRAM_SEMANTIC="on")
 
     first = data_of(call(server, "engram_search", {"query": QUESTION}))
-    assert first["ranking"] == {"channels": ["lexical"], "algorithm": "sqlite-fts5-bm25"}
+    assert first["ranking"] == {
+        "channels": ["lexical"],
+        "algorithm": "bm25(k1=1.2, b=0.75, idf=ln(1+(N-n+0.5)/(n+0.5)))",
+    }
     assert {tuple(e["channels"]) for e in first["entries"]} <= {("lexical",)}
 
     deadline = time.monotonic() + 60  # the server embeds its two memories in the background

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, Final, TypeVar
 
+from engram.search import lexical
 from engram.search.vectors import SEMANTIC_FLOOR
 
 __all__ = ["FUSION_DEPTH", "LEXICAL_WEIGHT", "fused", "hybrid", "parts", "ranking_receipt"]
@@ -94,12 +95,12 @@ def fused(
 def ranking_receipt(model: str | None) -> dict[str, Any]:
     """How a search ranked: its channels, and with the semantic one its model and fusion."""
     if model is None:
-        return {"channels": ["lexical"], "algorithm": "sqlite-fts5-bm25"}
+        return {"channels": ["lexical"], "algorithm": lexical.ALGORITHM}
     return {
         "channels": ["lexical", "semantic"],
         "algorithm": (
             f"convex(lexical={LEXICAL_WEIGHT}, semantic={1 - LEXICAL_WEIGHT}):"
-            f" sqlite-fts5-bm25 / best, (cosine - {SEMANTIC_FLOOR}) / {1 - SEMANTIC_FLOOR:g}"
+            f" {lexical.ALGORITHM} / best, (cosine - {SEMANTIC_FLOOR}) / {1 - SEMANTIC_FLOOR:g}"
         ),
         "model": model,
         "fusion": "convex_combination",

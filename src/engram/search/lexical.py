@@ -26,6 +26,7 @@ from typing import Final
 from engram.search.analysis import MAX_QUERY_GROUPS, query_groups
 
 __all__ = [
+    "ALGORITHM",
     "COMMON_SHARE",
     "K1",
     "MAX_QUERY_TERMS",
@@ -55,6 +56,8 @@ COMMON_SHARE: Final = 0.02
 #: BM25's term-frequency saturation and length normalisation (FTS5's ``bm25()`` values).
 K1: Final = 1.2
 B: Final = 0.75
+#: The lexical channel's algorithm as a rank receipt names it (:func:`idf`).
+ALGORITHM: Final = f"bm25(k1={K1}, b={B}, idf=ln(1+(N-n+0.5)/(n+0.5)))"
 
 
 def idf(documents: int, holding: int) -> float:
