@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,6 +13,8 @@ from engram.search.lexical import (
     MAX_QUERY_TERMS,
     PRUNE_MIN_DOCUMENTS,
     common_cutoff,
+    fts5_idf,
+    idf,
     match_expression,
     query_groups,
     search_stages,
@@ -109,3 +114,13 @@ def _terms_of(expression: str) -> set[str]:
     assert all(part[0] == part[-1] == '"' for part in parts)
     assert all('"' not in part[1:-1] for part in parts)
     return {part[1:-1] for part in parts}
+
+
+def test_both_idfs_stay_positive_even_for_a_count_above_the_documents() -> None:
+    assert fts5_idf(4, 1) == pytest.approx(math.log(3.5 / 1.5))
+    assert [fts5_idf(4, 2), fts5_idf(4, 4), fts5_idf(2, 3)] == [1e-6, 1e-6, 1e-6]
+    assert [round(idf(2, 1), 6), round(idf(2, 2), 6), round(idf(2, 3), 6)] == [
+        0.693147,
+        0.182322,
+        0.182322,
+    ]

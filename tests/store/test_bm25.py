@@ -88,3 +88,11 @@ def test_a_stage_of_every_group_scores_only_documents_holding_all(
 
 def test_nothing_to_score_when_no_document_holds_a_phrase(db: sqlite3.Connection) -> None:
     assert stage_scores("docs", "rank", Stage((("zeta",),)), {"zeta": 0}, 4) is None
+
+
+def test_a_count_that_drifted_above_the_tables_size_still_ranks(db: sqlite3.Connection) -> None:
+    found = stage_scores("docs", "rank", Stage((("alpha",),)), {"alpha": 9}, 4)
+    assert found is not None
+    clause, parameters = found
+    ranked = db.execute(f"{clause} SELECT rowid FROM scores ORDER BY score, rowid", parameters)
+    assert [rowid for (rowid,) in ranked] == [3, 1, 2]  # twice in 4 words, then 2, then 3

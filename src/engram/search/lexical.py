@@ -65,14 +65,16 @@ def idf(documents: int, holding: int) -> float:
     ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (Lucene's). Always positive and falling as
     more documents hold the term: in a project of two memories a word both hold weighs
     0.18 and a word one holds 0.69; above a few thousand documents, for the terms a
-    search matches on (:data:`COMMON_SHARE`), it is FTS5's IDF within 0.5%."""
+    search matches on (:data:`COMMON_SHARE`), it is FTS5's IDF within 0.5%. A count
+    above ``documents`` (one that drifted from the table's) counts as all of them."""
+    holding = min(holding, documents)
     return math.log(1 + (documents - holding + 0.5) / (holding + 0.5))
 
 
 def fts5_idf(documents: int, holding: int) -> float:
     """The IDF of FTS5's ``bm25()``: ``ln((N - n + 0.5) / (n + 0.5))``, at least 1e-6."""
-    value = math.log((documents - holding + 0.5) / (holding + 0.5))
-    return value if value > 0 else 1e-6
+    ratio = (documents - holding + 0.5) / (holding + 0.5)
+    return math.log(ratio) if ratio > 1 else 1e-6
 
 
 def variants(groups: list[Group]) -> list[str]:

@@ -9,9 +9,16 @@ computes from its postings.
 
 from __future__ import annotations
 
+import sqlite3
+from typing import Final
+
 from engram.search.lexical import Stage, match_expression
 
 __all__ = ["stage_scores"]
+
+#: A ``MATERIALIZED`` common table is computed once (SQLite 3.35 and later); before, each
+#: use computes it again, which is slower but gives the same rows.
+_ONCE: Final = " MATERIALIZED" if sqlite3.sqlite_version_info >= (3, 35) else ""
 
 
 def stage_scores(
@@ -21,25 +28,30 @@ def stage_scores(
     lowest first) and its parameters; ``None`` when no document holds any phrase.
 
     ``rank`` is the FTS5 rank expression of ``table`` (``rank``, or ``bm25(...)`` with
-    column weights), ``counts`` how many of the ``documents`` hold each phrase, exactly.
+    column weights), ``counts`` how many documents hold each phrase, exactly, and
+    ``documents`` how many the table holds (the scores are exact when it is FTS5's own
+    count).
     """
     parts = stage.parts(counts)
     if not parts:
         return None
-    # MATERIALIZED: SQLite must not flatten a part into the query around it, where an
-    # FTS5 auxiliary function cannot run.
-    union = " UNION ALL ".join(
-        f"SELECT rowid, {rank} * ? AS part FROM {table} WHERE {table} MATCH ?" for _ in parts
-    )
-    parameters: list[object] = [
-        value for part in parts for value in (part.factor(documents), part.match())
-    ]
-    every = ""
-    if stage.every:  # rows holding all the groups (not a phrase of any part's rank)
-        every = f" WHERE rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
+    every, only = "", ""
+    parameters: list[object] = []
+    if stage.every:
+        # The rows holding every group, found once; a part ranks only those (the unary +
+        # keeps SQLite from handing the rowids to FTS5, which would match once per row).
+        every = f"every AS{_ONCE} (SELECT rowid FROM {table} WHERE {table} MATCH ?), "
+        only = " AND +rowid IN every"
         parameters.append(match_expression(stage))
+    # LIMIT -1 OFFSET 0: SQLite never merges such a subquery into the query around it,
+    # where an FTS5 auxiliary function cannot run.
+    union = " UNION ALL ".join(
+        f"SELECT * FROM (SELECT rowid, {rank} * ? AS part FROM {table}"
+        f" WHERE {table} MATCH ?{only} LIMIT -1 OFFSET 0)"
+        for _ in parts
+    )
+    parameters += [value for part in parts for value in (part.factor(documents), part.match())]
     clause = (
-        f"WITH parts AS MATERIALIZED ({union}),"
-        f" scores AS (SELECT rowid, sum(part) AS score FROM parts{every} GROUP BY rowid)"
+        f"WITH {every}scores AS (SELECT rowid, sum(part) AS score FROM ({union}) GROUP BY rowid)"
     )
     return clause, parameters
