@@ -72,6 +72,7 @@ class PostgresRun:
                 admin.execute(f'CREATE DATABASE "{self.name}"')
         self.url = _with_database(admin_url, self.name)
         self._free: list[DatabaseUrl] = []
+        self._emptier: Any = None  # the connection that empties given-back stores
 
     @contextmanager
     def _admin(self) -> Iterator[Any]:
@@ -106,25 +107,32 @@ class PostgresRun:
         something still holds it)."""
         schema = _schema(url)
         try:
-            with self.connect() as connection:
-                connection.execute("SET lock_timeout = 2000")
-                connection.execute("SET synchronous_commit = off")
-                connection.execute("SET session_replication_role = replica")  # audit's triggers
-                tables = [
-                    row[0]
-                    for row in connection.execute(
-                        "SELECT tablename FROM pg_tables WHERE schemaname = %s"
-                        " AND tablename != 'migrations'",
-                        (schema,),
-                    )
-                ]
-                connection.execute(
-                    "; ".join(f'DELETE FROM "{schema}"."{table}"' for table in tables)
+            if self._emptier is None:  # one connection for the run: a connect costs 3 ms
+                self._emptier = self.connect()
+                self._emptier.execute("SET lock_timeout = 2000")
+                self._emptier.execute("SET synchronous_commit = off")
+                self._emptier.execute("SET session_replication_role = replica")  # audit's triggers
+            tables = [
+                row[0]
+                for row in self._emptier.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = %s"
+                    " AND tablename != 'migrations'",
+                    (schema,),
                 )
+            ]
+            self._emptier.execute(
+                "; ".join(f'DELETE FROM "{schema}"."{table}"' for table in tables)
+            )
         except self._psycopg.Error:
+            self._close_emptier()
             self.drop_store(url)
             return
         self._free.append(url)
+
+    def _close_emptier(self) -> None:
+        if self._emptier is not None:
+            self._emptier.close()
+            self._emptier = None
 
     def store_url(self, schema: str) -> DatabaseUrl:
         options = quote(f"-csearch_path={schema}", safe="")
@@ -137,5 +145,6 @@ class PostgresRun:
 
     def close(self) -> None:
         """Drop the run's database, whoever is still connected to it."""
+        self._close_emptier()
         with self._admin() as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
