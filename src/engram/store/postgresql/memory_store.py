@@ -12,8 +12,8 @@ plus the projections, in the store's own schema:
   stages as on SQLite (:func:`engram.search.lexical.search_stages`, with exact document
   counts) and scores them with the same BM25 (:func:`engram.search.lexical.idf`), so
   both backends rank a scope's records alike: that is the ranking contract a test holds
-  them to. ``tsvector`` ranks by ``ts_rank``, which is not
-  BM25 and has no document frequencies, so it would not keep it.
+  them to. ``tsvector`` ranks by ``ts_rank``, which is not BM25 and has no document
+  frequencies, so it would not keep it.
 - **Semantic.** ``vectors`` (one float32 vector per record and projection key, bytes) and
   ``vector_versions``, kept by triggers like SQLite's; scoring is per scope in Python.
 
@@ -275,8 +275,8 @@ class _Reader(RowReads, OverviewReads):
         total: int,
         limit: int,
     ) -> list[tuple[RecordRow, float]]:
-        """BM25 as the SQLite store computes it: summed over the stage's phrases (a variant in two
-        groups counts twice), ``rank`` order, then record id."""
+        """BM25 as the SQLite store computes it: summed over the stage's phrases (a
+        variant in two groups counts twice), best first, then record id."""
         phrases = stage.phrases()
         weights = [idf(documents, counts.get(phrase, 0)) for phrase in phrases]
         members = [number for number, group in enumerate(stage.groups) for _ in group]
