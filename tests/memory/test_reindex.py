@@ -93,3 +93,47 @@ def test_host_maintenance_rebuilds_the_old_index_first_too(memory: Memory) -> No
         assert reader.lexical_current(WHO.scope.scope_id) is True
     value = memory.value("search", {"query": "RetryPolicy", "purpose_ref": PURPOSE})
     assert len(value["records"]) == 1
+
+
+def test_the_document_count_kept_for_ranking_is_fts5s_own(sqlite_memory: Memory) -> None:
+    """BM25's IDF on SQLite is exact only while ``index_counts`` says how many rows the
+    scope's FTS5 table holds (``store/sqlite/bm25.py``): through admission, forget,
+    supersession and a re-index, it must."""
+    memory = sqlite_memory
+    scope_id = WHO.scope.scope_id
+
+    def kept_and_fts5s() -> tuple[list[tuple[int]], list[tuple[int]]]:
+        table = f"fts{analyzer_tag()}_{scope_id}"
+        return (
+            memory.rows("SELECT documents FROM index_counts WHERE scope_id = ?", (scope_id,)),
+            memory.rows(f"SELECT count(*) FROM {table}_docsize"),
+        )
+
+    texts = {
+        memory.admit(f"Payments fact {n} about retries", f"count.key.{n:04d}"): n for n in range(6)
+    }
+    ids = list(texts)
+    forgotten = memory.engine.call(
+        "forget",
+        {"record_id": ids[0], "idempotency_key": "forget.count.0001", "reason_ref": "r:x"},
+        WHO,
+        lambda operation: True,
+    )
+    assert forgotten["ok"] is True, forgotten
+    Maintenance(memory.engine, WHO.scope).transition(ids[1], "supersede")
+    kept, fts5s = kept_and_fts5s()
+    assert (
+        kept == fts5s == [(5,)]
+    )  # the forgotten record left the index; the superseded one did not
+    _downgrade_to_the_plain_tokenizer(
+        memory,
+        {
+            record_id: f"Payments fact {n} about retries"
+            for record_id, n in texts.items()
+            if record_id != ids[0]
+        },
+    )
+    memory.engine._lexical_current.clear()
+    assert len(memory.found("payments")) == 4  # re-indexed first; superseded ones not listed
+    kept, fts5s = kept_and_fts5s()
+    assert kept == fts5s
