@@ -9,16 +9,9 @@ computes from its postings.
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Final
-
 from engram.search.lexical import Stage, match_expression
 
 __all__ = ["stage_scores"]
-
-#: A ``MATERIALIZED`` common table is computed once (SQLite 3.35 and later); before, each
-#: use computes it again, which is slower but gives the same rows.
-_ONCE: Final = " MATERIALIZED" if sqlite3.sqlite_version_info >= (3, 35) else ""
 
 
 def stage_scores(
@@ -38,9 +31,10 @@ def stage_scores(
     every, only = "", ""
     parameters: list[object] = []
     if stage.every:
-        # The rows holding every group, found once; a part ranks only those (the unary +
-        # keeps SQLite from handing the rowids to FTS5, which would match once per row).
-        every = f"every AS{_ONCE} (SELECT rowid FROM {table} WHERE {table} MATCH ?), "
+        # The rows holding every group; a part ranks only those (the unary + keeps SQLite
+        # from handing the rowids to FTS5, which would match once per row). SQLite 3.35 and
+        # later compute a table used more than once only once; older ones once per part.
+        every = f"every AS (SELECT rowid FROM {table} WHERE {table} MATCH ?), "
         only = " AND +rowid IN every"
         parameters.append(match_expression(stage))
     # LIMIT -1 OFFSET 0: SQLite never merges such a subquery into the query around it,

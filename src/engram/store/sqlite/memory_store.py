@@ -317,7 +317,7 @@ class _Reader(RowReads, OverviewReads):
             table,
             "rank",
             chosen,
-            counter.lookup(self.db, table, list(dict.fromkeys(chosen.phrases())), documents),
+            counter.lookup(self.db, table, variants(list(chosen.groups)), documents),
             documents,
         )
         if scored is None:

@@ -327,8 +327,9 @@ class ProjectIndex:
             )
             rows: list[Any] = []
             for stage in search_stages(groups, counts, documents):
-                phrases = list(dict.fromkeys(stage.phrases()))
-                exact = self._counts.lookup(db, "memories_fts", phrases, documents)
+                exact = self._counts.lookup(
+                    db, "memories_fts", variants(list(stage.groups)), documents
+                )
                 scored = stage_scores(
                     "memories_fts", "bm25(memories_fts, 3.0, 2.0, 1.0)", stage, exact, documents
                 )

@@ -1,10 +1,10 @@
 """How many documents hold each query term, counted up to a cap and remembered.
 
 Searches leave common terms out of large indexes (see
-:func:`engram.search.lexical.search_stages`), so they need to know, for each
-query term, whether more than a given number of documents hold it; and they weigh
-the terms they match on by how many do (:func:`engram.search.lexical.idf`). Counting
-stops at a cap: a bounded ``MATCH`` reads at most that many postings, where ``fts5vocab`` would
+:func:`engram.search.lexical.search_stages`), so they need to know, for each query term,
+whether more than a given number of documents hold it; and they weigh the terms they
+match on by how many do (:func:`engram.search.lexical.idf`). Counting stops at a cap: a
+bounded ``MATCH`` reads at most that many postings, where ``fts5vocab`` would
 walk the whole posting list (0.3 ms instead of 5 ms for a word in nearly all of
 100,000 documents), and it goes through the table's own tokenizer, so a stemming
 index counts the stem. Counts are kept per process and per FTS5 table, and dropped
