@@ -258,12 +258,12 @@ def test_a_toml_file_is_shown_with_its_env_tables_and_arguments_masked() -> None
 
 
 def test_a_toml_file_tomlkit_cannot_give_back_as_written_has_every_string_masked() -> None:
-    # tomlkit moves [mcp_servers.z.env] above [[hooks]]: the lines would not be the file's.
-    text = (
-        f'[mcp_servers.a]\ncommand = "x"\n[[hooks]]\nk = 1\n[mcp_servers.z.env]\nK = "{SECRET}"\n'
-    )
+    # tomlkit gathers the two [[hooks]] entries under one array, above [mcp_servers.z.env]:
+    # the lines it would give back would not be the file's.
+    text = f'[[hooks]]\nk = "a"\n[mcp_servers.z.env]\nK = "{SECRET}"\n[[hooks]]\nk = "b"\n'
+    assert tomlkit.parse(text).as_string() != text  # what this test is about
     assert masked_text(text, Path("config.toml")) == (
-        '[mcp_servers.a]\ncommand = "…"\n[[hooks]]\nk = 1\n[mcp_servers.z.env]\nK = "…"\n'
+        '[[hooks]]\nk = "…"\n[mcp_servers.z.env]\nK = "…"\n[[hooks]]\nk = "…"\n'
     )
 
 

@@ -358,7 +358,14 @@ def _mask_toml_leaves(node: Any, keep: frozenset[str] = frozenset()) -> None:
         if isinstance(value, MutableMapping | MutableSequence):
             _mask_toml_leaves(value)
         else:
-            node[slot] = MASK
+            node[slot] = _toml_string(MASK)
+
+
+def _toml_string(text: str) -> Any:
+    """``text`` as a TOML basic string: tomlkit 0.15 keeps a replaced value's quoting
+    (``'…'`` for a literal string), older releases wrote ``"…"``; shown the same on every
+    release."""
+    return tomlkit.string(text)
 
 
 def _mask_toml_command(table: MutableMapping[str, Any]) -> None:
@@ -373,7 +380,7 @@ def _mask_toml_command(table: MutableMapping[str, Any]) -> None:
     masked_words = _masked_entry(argv, table.get("args"))
     for (holder, slot), word, masked in zip(slots, argv, masked_words, strict=True):
         if masked != word:
-            holder[slot] = masked
+            holder[slot] = _toml_string(masked)
 
 
 def _mask_toml_table(table: MutableMapping[str, Any]) -> None:
@@ -386,11 +393,11 @@ def _mask_toml_table(table: MutableMapping[str, Any]) -> None:
             if isinstance(value, MutableMapping | list):
                 _mask_toml_leaves(value, ENGRAM_VARIABLES)
             else:
-                table[key] = MASK
+                table[key] = _toml_string(MASK)
         elif key.lower() in _URL_KEYS and isinstance(value, str):
             masked = masked_argv([str(value)])[0]
             if masked != value:
-                table[key] = masked
+                table[key] = _toml_string(masked)
         elif isinstance(value, MutableMapping):
             _mask_toml_table(value)
         elif isinstance(value, list):
