@@ -16,10 +16,15 @@ One endpoint, ``/mcp``, serves both protocol eras (docs/protocol.md, "Streamable
 Before anything is read: the ``Host`` header must name this server and an ``Origin``,
 when present, must be one of its own (403: DNS rebinding), and the request must carry
 ``Authorization: Bearer <token>`` with a token the host issued for a profile of this
-server's store (401 otherwise; :mod:`engram.host.tokens`). The token's binding is the
-request's: one server serves every profile that shares its store and signing key, each
-binding with its own granted tools, under the policy of the profile the server was
-started with; nothing in a request can widen it. Answers are JSON (``application/json``);
+server's store (401 otherwise; :mod:`engram.host.tokens`). The token's profile, as it
+is now, is the request's: one server serves every profile that shares its store and
+signing key, each with the tools both the token and the profile grant and under that
+profile's whole policy (confirmation channel, retention, admission), never the policy of
+the profile the server was started with (which only names the store and the signing
+key). A changed profile is served by a new dispatcher from its next request on (the
+one before is closed once its last call ends), and a dialog's ``requestState`` is
+sealed to the profile's digest, so a state sealed under one policy is refused under
+another. Nothing in a request can widen it. Answers are JSON (``application/json``);
 a notification or a reply gets 202. Only governed memory is served: project memory
 belongs to a developer's repository and its stdio server.
 
@@ -32,7 +37,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import dataclasses
 import json
 import logging
 import secrets
@@ -44,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from engram import __version__
 from engram.errors import TokenRefused
-from engram.host.tokens import TokenClaims, request_state_key
+from engram.host.tokens import Admitted, TokenChecks, profile_digest, request_state_key
 from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher, ServerIdentity
 from engram.mcp.instructions import INSTRUCTIONS
@@ -77,10 +81,24 @@ _ERROR_STATUS: Final = {-32601: 404, -32603: 500}
 
 
 @dataclass
+class _Served:
+    """The dispatcher of one profile's binding as the profile is now (``version``), the
+    resources it opened, and how many calls it is serving."""
+
+    dispatcher: Dispatcher
+    version: str
+    resources: contextlib.ExitStack
+    calls: int = 0
+    retired: bool = False
+
+
+@dataclass
 class HttpSettings:
     """Who may reach the server: the ``Host`` values it answers to (and the origins
-    built from them), and the profile whose store's tokens it accepts; the dispatcher of
-    each binding a token named, made on first use and closed with ``resources``."""
+    built from them), and the profile whose store's tokens it accepts (its store and
+    signing key, nothing of its policy); the dispatcher of each profile a token named,
+    made on first use, made again when the profile changed, and closed with
+    ``resources``."""
 
     profile: HostProfile
     hosts: frozenset[str]
@@ -89,37 +107,67 @@ class HttpSettings:
     clock: Callable[[], float] = time.time
     #: Legacy sessions: each one's connection and the binding that opened it.
     sessions: dict[str, tuple[Connection, tuple[Any, ...]]] = field(default_factory=dict)
-    dispatchers: dict[tuple[Any, ...], Dispatcher] = field(default_factory=dict)
+    #: The current dispatcher of each binding (profile path and binding fields).
+    dispatchers: dict[tuple[Any, ...], _Served] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    checks: TokenChecks | None = None
 
-    def dispatcher(self, claims: TokenClaims) -> tuple[Dispatcher, tuple[Any, ...]]:
-        """The dispatcher serving the binding ``claims`` names, and that binding's key."""
-        key = _binding_key(claims)
+    def admit(self, token: str) -> Admitted:
+        """The token, checked against its profile as it is now (``TokenRefused``)."""
+        with self.lock:
+            if self.checks is None:
+                self.checks = TokenChecks(self.profile)
+                self.resources.callback(self.checks.close)
+            checks = self.checks
+        return checks.admit(token, int(self.clock()))
+
+    def dispatcher(self, admitted: Admitted) -> tuple[_Served, tuple[Any, ...]]:
+        """The dispatcher serving the profile ``admitted`` names as it is now, counted
+        as busy until :meth:`release`; and the key of its binding."""
+        key = _binding_key(admitted)
         with self.lock:
             found = self.dispatchers.get(key)
-            if found is None:
-                profile = dataclasses.replace(
-                    self.profile,
-                    tenant=claims.tenant,
-                    workspace=claims.workspace,
-                    principal=claims.principal,
-                    agent_id=claims.agent_id,
-                    purpose=claims.purpose,
-                    grants=frozenset(claims.grants),
+            if found is None or found.version != admitted.version:
+                retired = found
+                opened = self.resources.enter_context(contextlib.ExitStack())
+                found = _Served(
+                    build_http_dispatcher(admitted.profile, self.options, opened),
+                    admitted.version,
+                    opened,
                 )
-                found = build_http_dispatcher(profile, self.options, self.resources)
                 self.dispatchers[key] = found
+                if retired is not None:
+                    retired.retired = True
+                    if retired.calls == 0:
+                        _close_later(retired)
+            found.calls += 1
             return found, key
 
+    def release(self, served: _Served) -> None:
+        """One call of ``served`` ended; a retired dispatcher is closed after its last."""
+        with self.lock:
+            served.calls -= 1
+            if served.retired and served.calls == 0:
+                _close_later(served)
 
-def _binding_key(claims: TokenClaims) -> tuple[Any, ...]:
+
+def _close_later(served: _Served) -> None:
+    # Closing joins the semantic builder (at most one batch): never on a request's path.
+    threading.Thread(target=served.resources.close, name="engram-retire", daemon=True).start()
+
+
+def _binding_key(admitted: Admitted) -> tuple[Any, ...]:
+    """The binding a legacy session belongs to: the profile and its binding fields (its
+    policy and grants may change under an open session: the next request serves the
+    changed profile)."""
+    claims = admitted.claims
     return (
+        claims.profile,
         claims.tenant,
         claims.workspace,
         claims.principal,
         claims.agent_id,
         claims.purpose,
-        tuple(sorted(claims.grants)),
     )
 
 
@@ -137,12 +185,20 @@ def allowed_hosts(host: str, port: int, extra: str = "") -> frozenset[str]:
 def build_http_dispatcher(
     profile: HostProfile, options: ServerOptions, resources: contextlib.ExitStack
 ) -> Dispatcher:
-    """The granted governed tools of one binding (no project memory)."""
+    """The granted governed tools of one profile (no project memory), under its policy.
+    A dialog's ``requestState`` is sealed to the binding and the profile's digest."""
     from engram.mcp.memory_tools import profile_tools
 
     tools = ToolTable(profile_tools(profile, resources))
     binding = "\0".join(
-        [profile.tenant, profile.workspace, profile.principal, profile.agent_id, profile.purpose]
+        [
+            profile.tenant,
+            profile.workspace,
+            profile.principal,
+            profile.agent_id,
+            profile.purpose,
+            profile_digest(profile),
+        ]
     )
     return Dispatcher(
         identity=ServerIdentity("engram", __version__, "Engram", INSTRUCTIONS),
@@ -161,25 +217,33 @@ def create_app(settings: HttpSettings) -> Starlette:
     from starlette.routing import Route
 
     async def endpoint(request: HttpRequest) -> HttpResponse:
-        admitted = _admit(request, settings)
-        if not isinstance(admitted, TokenClaims):
+        from starlette.concurrency import run_in_threadpool
+
+        # The token's checks read files and the store: off the event loop.
+        admitted = await run_in_threadpool(_admit, request, settings)
+        if not isinstance(admitted, Admitted):
             return admitted
-        dispatcher, binding = settings.dispatcher(admitted)
-        if request.method == "GET":
-            return _plain(405, "no server-to-client stream is offered", {"Allow": "POST, DELETE"})
-        if request.method == "DELETE":
-            return _end_session(request, settings, binding)
-        return await _post(request, dispatcher, settings, binding)
+        served, binding = settings.dispatcher(admitted)
+        try:
+            if request.method == "GET":
+                return _plain(
+                    405, "no server-to-client stream is offered", {"Allow": "POST, DELETE"}
+                )
+            if request.method == "DELETE":
+                return _end_session(request, settings, binding)
+            return await _post(request, served.dispatcher, settings, binding)
+        finally:
+            settings.release(served)
 
     app = Starlette(routes=[Route(ENDPOINT, endpoint, methods=["GET", "POST", "DELETE"])])
     app.router.redirect_slashes = False  # /mcp/ is not the endpoint: 404, never a redirect
     return app
 
 
-def _admit(request: HttpRequest, settings: HttpSettings) -> TokenClaims | HttpResponse:
-    """The claims of the request's token; or, before the body is read, 403 for a foreign
+def _admit(request: HttpRequest, settings: HttpSettings) -> Admitted | HttpResponse:
+    """The request's admitted token; or, before the body is read, 403 for a foreign
     ``Host`` or ``Origin`` (DNS rebinding) and 401 without a token the host issued for a
-    profile of this store."""
+    profile of this store that is still enabled, trusted and bound as the token says."""
     host = request.headers.get("host", "")
     if host not in settings.hosts:
         return _plain(403, "unknown Host")
@@ -190,11 +254,7 @@ def _admit(request: HttpRequest, settings: HttpSettings) -> TokenClaims | HttpRe
     try:
         if scheme.lower() != "bearer" or not token.strip():
             raise TokenRefused("no bearer token")
-        from engram.host.tokens import verify_token
-
-        return verify_token(
-            token.strip(), settings.profile, int(settings.clock()), same_binding=False
-        )
+        return settings.admit(token.strip())
     except TokenRefused as refused:
         log.warning("refused a request: %s", refused.detail)  # the token is never logged
         return _json(
