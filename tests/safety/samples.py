@@ -71,3 +71,35 @@ def record_id(seed: int = 0) -> str:
 def digest(seed: int = 0) -> str:
     """An engram digest: ``sha256:`` and 64 lowercase hex characters."""
     return "sha256:" + fake(HEX, 64, seed)
+
+
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def base58check(payload: bytes) -> str:
+    """``payload`` and its 4-byte SHA-256d checksum in Bitcoin's base58."""
+    import hashlib
+
+    data = payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    number, encoded = int.from_bytes(data, "big"), ""
+    while number:
+        number, digit = divmod(number, 58)
+        encoded = BASE58[digit] + encoded
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + encoded
+
+
+def bitcoin_address(version: int = 0, seed: int = 0) -> str:
+    """A Bitcoin P2PKH (version 0) or P2SH (version 5) address of a seeded random hash."""
+    rng = random.Random(f"btc|{version}|{seed}")
+    return base58check(bytes([version]) + bytes(rng.randrange(256) for _ in range(20)))
+
+
+def ipfs_cid_v0(seed: int = 0) -> str:
+    """An IPFS CIDv0: base58 of the SHA-256 multihash (0x12 0x20 + 32 bytes)."""
+    rng = random.Random(f"cid|{seed}")
+    number = int.from_bytes(b"\x12\x20" + bytes(rng.randrange(256) for _ in range(32)), "big")
+    encoded = ""
+    while number:
+        number, digit = divmod(number, 58)
+        encoded = BASE58[digit] + encoded
+    return encoded

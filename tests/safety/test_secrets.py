@@ -25,15 +25,18 @@ from engram.safety.secrets import (
 
 from .samples import (
     ALNUM,
+    BASE58,
     BASE64,
     BASE64URL,
     DIGITS,
     HEX,
     UPPER_DIGITS,
     aws_access_key_id,
+    bitcoin_address,
     digest,
     fake,
     github_token,
+    ipfs_cid_v0,
     jwt,
     pem,
     record_id,
@@ -47,6 +50,7 @@ ASIA = aws_access_key_id("ASIA")
 GHP = github_token()
 AWS_SECRET = fake(BASE64, 40)
 PASSWORD = "Tr0ub4dor&3x"
+SHELL_PASSWORD = "Tr0ub4dor_3x"  # the shell would take ``&`` for a command's end
 OPAQUE = fake(ALNUM, 40)
 TOKEN = fake(ALNUM, 30) + "7"
 HEX40 = fake(HEX, 40)
@@ -134,6 +138,37 @@ FOUND: list[tuple[str, str, str]] = [
     ("connection_string", f"REDIS_URL=redis://:{PASSWORD}@cache:6379/0", PASSWORD),
     ("connection_string", f"amqp://guest:{PASSWORD}@rabbit:5672/", PASSWORD),
     ("connection_string", "postgres://app:p@ss#w0rd@db/app", "p@ss#w0rd"),
+    ("connection_string", "postgres://app:%24ecr3t%40pw@db/app", "%24ecr3t%40pw"),
+    ("connection_string", "https://ci:Tr0ub4dor%263x@git.internal/repo.git", "Tr0ub4dor%263x"),
+    *[
+        ("command_line_password", command.format(SHELL_PASSWORD), SHELL_PASSWORD)
+        for command in (
+            "mysql -h db -u root -p{} shop",
+            "mysqldump -uroot -p'{}' --all-databases",
+            "sshpass -p {} ssh deploy@web1",
+            "sshpass -p'{}' scp build.tar host:",
+            "docker login -u ci -p {} registry.internal",
+            "mongosh --host db -u admin -p {} --authenticationDatabase admin",
+            "curl -u deploy:{} https://ci.internal/api",
+            'curl --user "deploy:{}" -X POST https://x',
+            "http -a ada:{} GET https://api.internal/me",
+            "smbclient //files/share -U ada%{}",
+            "openssl pkcs12 -export -passout pass:{} -out k.p12",
+            "ldapsearch -x -D cn=admin,dc=corp -w {} -b dc=corp",
+            "redis-cli -h cache -a {} ping",
+            "zip -P {} backup.zip db.sql",
+            "7z a -p{} backup.7z db.sql",
+            "htpasswd -bc /etc/nginx/.htpasswd admin {}",
+            "sqlcmd -S db -U sa -P {} -Q 'SELECT 1'",
+            "ssh-keygen -t ed25519 -N {} -f id_deploy",
+            "keytool -list -keystore k.jks -storepass {}",
+            "lftp -u ada,{} sftp://files.internal",
+        )
+    ],
+    ("password_assignment", f"PGPASSWORD={PASSWORD} psql -h db -U app", PASSWORD),
+    ("password_assignment", f"SSHPASS={PASSWORD} sshpass -e ssh deploy@web1", PASSWORD),
+    ("password_assignment", f"MYSQL_PWD={PASSWORD} mysql -u root", PASSWORD),
+    ("password_assignment", f"REDISCLI_AUTH={PASSWORD} redis-cli", PASSWORD),
     ("bearer_token", f'curl -H "Authorization: Bearer {OPAQUE}" https://api', OPAQUE),
     ("bearer_token", f"Authorization: Token {HEX40}", HEX40),
     ("basic_auth", f"Authorization: Basic {BASIC}", BASIC),
@@ -196,6 +231,22 @@ NOT_SECRETS: list[str] = [
     "Set-Cookie: theme=dark; Path=/; HttpOnly",
     "the bearer of this letter",
     "python -m pip install --password-file secrets.txt",
+    "mysql -u root -p shop",
+    'mysql -u root -p"$MYSQL_ROOT_PASSWORD" shop',
+    "docker run -p 8080:80 -u 1000:1000 nginx",
+    'curl -u "$CI_USER:$CI_TOKEN" https://ci.internal',
+    "sshpass -f ~/.pw ssh deploy@web1",
+    "openssl rsa -passin env:KEY_PASS -in key.pem",
+    "unrar x -p- archive.rar",
+    "postgres://app:%7BPGPASSWORD%7D@db/app",
+    "pk_live_" + fake(ALNUM, 99, 3),
+    "phc_" + fake(ALNUM, 43, 3),
+    f"send to {bitcoin_address(0, 1)} or {bitcoin_address(5, 2)}",
+    f"pinned as {ipfs_cid_v0(1)} on the gateway",
+    "ED25519 key fingerprint is SHA256:" + fake(BASE64, 43, 3) + ".",
+    "golang.org/x/text v0.14.0 h1:" + fake(BASE64, 43, 3) + "=",
+    '<img src="data:image/png;base64,iVBORw0KGgo' + fake(BASE64, 60, 3) + '">',
+    "wallet address " + fake(BASE58, 44, 3),
 ]
 
 
@@ -396,6 +447,8 @@ def test_a_megabyte_full_of_secrets_finds_every_one() -> None:
 LIGHT = {"__future__", "re", "math", "collections", "collections.abc", "dataclasses", "typing"}
 #: What the disguise check decodes and folds with (built into the interpreter or tiny).
 LIGHT |= {"base64", "binascii", "unicodedata"}
+#: What checks a Bitcoin address's checksum (imported only for a base58 candidate).
+LIGHT |= {"hashlib"}
 
 
 @pytest.mark.parametrize("path", sorted(SAFETY.glob("*.py")), ids=lambda path: path.name)

@@ -74,6 +74,16 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+def _reading(content: dict[str, Any], evidence: dict[str, Any]) -> list[str]:
+    """What a reader reads of a record, in order: each component's text, then the
+    evidence attestation. A credential split between them is whole to the reader; the ids,
+    kinds and refs between them in the record are not read with them."""
+    texts = [str(component["text"]) for component in content["components"]]
+    if evidence.get("attestation"):
+        texts.append(str(evidence["attestation"]))
+    return texts
+
+
 class DefaultAdmissionPolicy:
     """Accept when citations and evidence resolve and no secret-like content appears.
 
@@ -98,7 +108,9 @@ class DefaultAdmissionPolicy:
             reasons.append("citation_unresolved")
         if not set(evidence["citation_ids"]) <= citations:
             reasons.append("evidence_unresolved")
-        if contains_disguised_secret(list(_strings([content, evidence]))):
+        if contains_disguised_secret(
+            _reading(content, evidence), alone=_strings([content, evidence])
+        ):
             reasons.append("secret_detected")
         if self.verifier_root is not None and not all(
             self._verified(citation) for citation in content["citations"]

@@ -207,7 +207,8 @@ def refuse_secrets(candidates: list[Candidate]) -> None:
         if findings:
             kinds = ", ".join(sorted({finding.kind for finding in findings}))
             raise SecretRefused(f"candidate {number} holds credential-like content ({kinds})")
-        if contains_disguised_secret([candidate.text, candidate.context]):
+        read_alone = [candidate.origin, *candidate.triggers, *candidate.roles]
+        if contains_disguised_secret([candidate.text, candidate.context], alone=read_alone):
             raise SecretRefused(
                 f"candidate {number} holds credential-like content"
                 " (disguised: encoded, spaced, split or in look-alike letters)"

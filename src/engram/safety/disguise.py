@@ -1,26 +1,34 @@
 """Credentials in disguise: what an agent may do to a secret so that a scan of the text as
 written misses it, undone before the detector looks again.
 
-:func:`contains_disguised_secret` takes every string of one thing to be stored (a
-candidate's components, citations and evidence; a proposal's text) and answers whether
-any of these hold a credential:
+:func:`contains_disguised_secret` takes the strings of one thing to be stored *in the
+order a reader reads them* (a candidate's component texts and its evidence attestation;
+a proposal's text and context) and, apart, strings that are only ever read alone (ids,
+refs, locators), and answers whether any of these hold a credential:
 
 * **as written**, each string alone (:func:`engram.safety.secrets.contains_secret`);
-* **split across strings**: their concatenation, with and without a separator;
-* **folded**: NFKC (full-width and other compatibility letters, U+FF47 for ``g``) and
-  the Unicode TR39 confusable prototypes of the Cyrillic and Greek letters that look like
-  the ASCII letters credentials use (``ghp_`` with a Cyrillic er, U+0440, for the ``p``),
-  see :data:`CONFUSABLES`;
-* **spaced**: whitespace or a line break inside a token removed (``ghp_abcd efgh…``);
+* **split across strings**: the read strings joined in order, with and without a line
+  break between them;
+* **folded** (:func:`fold`): invisible characters removed, NFKD (full-width and other
+  compatibility letters, U+FF47 for ``g``), every combining mark dropped (Unicode
+  categories Mn and Me: ``g\\u0301hp_…`` is ``ghp_…``), and the Unicode TR39 confusable
+  prototypes of the Cyrillic and Greek letters that look like ASCII ones, see
+  :data:`CONFUSABLES`;
+* **percent-encoded**: ``%67%68%70%5F…`` decoded;
+* **spaced or grouped**: a token's pieces put back together when separators stand
+  between them: whitespace, line breaks (with a comment marker or indentation after
+  them), dashes, dots, underscores, commas, colons, bars (``ghp_Vq HpTZ …``,
+  ``AKIA-ABCD-EFGH-…``, a token wrapped over lines);
 * **glued**: a token written without a word boundary before it (``tokenghp_…``);
+* **reversed** or in **ROT13**;
 * **encoded**: base64, base64url or hex runs long enough to hold a credential, decoded
   when they decode to text, and scanned again (one level).
 
-The spaced and glued variants change prose too (``the key`` becomes ``thekey``), so only
-findings of self-identifying formats (a vendor prefix and an exact shape: rank
-``SPECIFIC`` in :mod:`engram.safety.rules`) count there; the other variants count every
-rule. Offsets are not mapped back: this is a yes-or-no check for refusing content, not
-for redaction.
+Joining, grouping, reversing and ROT13 change ordinary text too (``the key`` becomes
+``thekey``), so only findings of self-identifying formats (a vendor prefix and an exact
+shape: rank ``SPECIFIC`` in :mod:`engram.safety.rules`) count there; the other variants
+count every rule. Offsets are not mapped back: this is a yes-or-no check for refusing
+content, not for redaction.
 """
 
 from __future__ import annotations
@@ -29,11 +37,12 @@ import base64
 import binascii
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
-from engram.safety.rules import RULES, SPECIFIC
-from engram.safety.secrets import contains_secret, find_secrets, strip_invisible
+from engram.safety.guards import percent_decoded
+from engram.safety.rules import ANY_SPECIFIC_RULE, SPECIFIC_RULES, VENDOR_PREFIXES
+from engram.safety.secrets import contains_secret, strip_invisible
 
 __all__ = ["CONFUSABLES", "contains_disguised_secret", "fold"]
 
@@ -52,55 +61,108 @@ CONFUSABLES: Final[dict[str, str]] = {
     "α": "a", "ο": "o", "ρ": "p", "ν": "v", "ι": "i", "κ": "k", "τ": "t", "υ": "u",
     "Α": "A", "Β": "B", "Ε": "E", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
     "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
-    # Latin look-alikes NFKC keeps
+    # Latin look-alikes NFKD keeps
     "ı": "i", "ȷ": "j", "ℓ": "l",
 }  # fmt: skip
 _FOLD: Final = str.maketrans(CONFUSABLES)
-#: Kinds that identify themselves (a vendor prefix and an exact shape).
-_SELF_IDENTIFYING: Final = frozenset(rule.kind for rule in RULES if rule.rank == SPECIFIC)
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]++")
+_MARKS: Final = frozenset({"Mn", "Me"})
+_ROT13: Final = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
 #: Prefixes of self-identifying tokens, to un-glue them from a word before them.
 _PREFIXES: Final = re.compile(
-    r"(?<=[A-Za-z0-9])(?=ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abeoprs]-|xapp-"
-    r"|sk_live_|rk_live_|sk_test_|rk_test_|whsec_|AIza|GOCSPX-|sk-|npm_|pypi-|hf_|SG\.|AKIA"
-    r"|ASIA|eyJ)"
+    "(?<=[A-Za-z0-9])(?=" + "|".join(re.escape(prefix) for prefix in VENDOR_PREFIXES) + ")"
 )
 _GAP: Final = re.compile(r"(\s+)")
 #: A piece of a token: its characters, and not a plain word (``here``, ``The``).
 _TOKENISH: Final = re.compile(r"(?![A-Za-z][a-z]*\Z)[A-Za-z0-9_\-+/=.]+")
+_PLAIN_WORD: Final = re.compile(r"[A-Za-z][a-z]*+")
 #: Runs that may encode a credential: 24+ base64 characters, or 32+ hex digits.
 _ENCODED: Final = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}|(?:[0-9A-Fa-f]{2}){16,}")
+_PERCENT_ENCODED: Final = re.compile(r"%[0-9A-Fa-f]{2}")
 _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted input
+
+# --- Grouping ------------------------------------------------------------------------
+# A vendor prefix, with a separator allowed between any two of its characters (``gh-p_``
+# when the whole token is cut in twos), not glued to a letter or digit before it.
+_SEPARATOR_CHAR: Final = r"[-._,;:|#>*/ \t\r\n]{0,4}"
+_LOOSE_PREFIX: Final = re.compile(
+    "(?<![A-Za-z0-9])(?:"
+    + "|".join(_SEPARATOR_CHAR.join(map(re.escape, prefix)) for prefix in VENDOR_PREFIXES)
+    + ")"
+)
+_SKELETON: Final = re.compile(r"[-._,;:|#>*/ \t\r\n]")
+_CANONICAL: Final = {_SKELETON.sub("", prefix): prefix for prefix in VENDOR_PREFIXES}
+#: What follows a prefix: runs of a token's characters and runs of separators (a line
+#: break may carry indentation and a comment marker: ``#``, ``//``, ``--``, ``>``, ``*``).
+_PIECE: Final = re.compile(
+    r"(?P<group>[A-Za-z0-9+/=]++)|(?P<mark>[-._,;:|])"
+    r"|(?P<blank>[ \t]*+\r?\n[ \t]*+(?:(?:#|//|--|>|\*|;)[ \t]*+)?|[ \t]++)"
+)
+_REACH: Final = 512  # characters after a prefix the grouping looks at
+_MAX_PREFIXES: Final = 32  # prefix occurrences regrouped per text, a bound for crafted input
+_WIDTHS: Final = range(2, 65)  # the group widths tried
 
 
 def fold(text: str) -> str:
-    """NFKC, then the confusable letters to their ASCII prototypes; invisible characters
-    removed."""
-    return unicodedata.normalize("NFKC", strip_invisible(text)).translate(_FOLD)
+    """What a reader sees, in ASCII where it looks like ASCII: invisible characters
+    removed, NFKD, combining marks dropped, confusable letters to their prototypes."""
+    visible = strip_invisible(text)
+    if visible.isascii():
+        return visible
+    decomposed = unicodedata.normalize("NFKD", visible)
+    return _NON_ASCII.sub(_unmarked, decomposed).translate(_FOLD)
 
 
-def contains_disguised_secret(texts: Sequence[str]) -> bool:
-    """Whether the strings, alone or together, hold a credential as written or disguised.
+def _unmarked(match: re.Match[str]) -> str:
+    return "".join(c for c in match.group() if unicodedata.category(c) not in _MARKS)
 
-    Their concatenation without a separator joins unrelated strings (a digest and the
-    next id), so only self-identifying formats count in it.
+
+def contains_disguised_secret(texts: Sequence[str], alone: Iterable[str] = ()) -> bool:
+    """Whether the strings hold a credential as written or disguised.
+
+    ``texts`` are read in order, so they are checked each alone and joined (a key may be
+    split between them); ``alone`` are checked each by itself only (an id or a ref sits
+    between texts in a record, never inside what a reader reads). Joined without a
+    separator, unrelated strings meet (a digest and the next sentence), so only
+    self-identifying formats count in that join.
     """
     wholes = list(dict.fromkeys(texts))
     if len(wholes) > 1:
-        wholes.append("\n".join(wholes))
         glued = fold("".join(wholes))
-        if _self_identifying(glued) or _self_identifying(_unspaced(glued)):
+        if _self_identifying("\n".join([glued, *_rebuilt(glued)])):
             return True
-    return any(_holds(text) for text in wholes)
+        wholes.append("\n".join(wholes))
+    singles = [text for text in dict.fromkeys(alone) if text not in wholes]
+    return any(_holds(text) for text in [*wholes, *singles])
 
 
 def _holds(text: str) -> bool:
-    folded = fold(text)
-    if contains_secret(text) or (folded != text and contains_secret(folded)):
+    if contains_secret(text):
         return True
-    for variant in (_unspaced(folded), _PREFIXES.sub(" ", folded)):
-        if variant != folded and _self_identifying(variant):
+    folded = fold(text)
+    if folded != text and contains_secret(folded):
+        return True
+    if _PERCENT_ENCODED.search(folded):
+        unescaped = percent_decoded(folded)
+        if unescaped != folded and contains_secret(unescaped):
             return True
+    if _self_identifying("\n".join(_rebuilt(folded))):
+        return True
     return any(contains_secret(decoded) for decoded in _decoded(folded))
+
+
+def _rebuilt(folded: str) -> Iterator[str]:
+    """The variants of ``folded`` where only self-identifying formats count: unspaced,
+    un-glued, tokens regrouped, reversed, ROT13."""
+    for variant in (_unspaced(folded), _PREFIXES.sub(" ", folded)):
+        if variant != folded:
+            yield variant
+    yield from _regrouped(folded)
+    yield folded[::-1]
+    yield folded.translate(_ROT13)
 
 
 def _unspaced(text: str) -> str:
@@ -117,7 +179,95 @@ def _unspaced(text: str) -> str:
 
 
 def _self_identifying(text: str) -> bool:
-    return any(finding.kind in _SELF_IDENTIFYING for finding in find_secrets(text))
+    if ANY_SPECIFIC_RULE.search(text) is None:
+        return False
+    return any(next(rule.spans(text), None) is not None for rule in SPECIFIC_RULES)
+
+
+# --- Grouping --------------------------------------------------------------------------
+
+
+def _regrouped(text: str) -> Iterator[str]:
+    """Candidate tokens rebuilt from the pieces after each vendor prefix, one per line.
+
+    Two readings, each cut after every group (a token of exact length ends at a group's
+    end, and the words after it must not make it longer):
+
+    * *every separator removed*, stopping before a plain word (``here``, ``The``): a
+      token cut anywhere, by anything, for example wrapped over lines;
+    * *groups of one width*: a separator after every ``n`` characters removed and any
+      other kept (a token's own ``-`` or ``_``), for every ``n`` from 2 to 64, counted from
+      the token's start or from the end of its prefix. Random groups may read as words
+      (``Vqab``), so this reading does not stop at them; it stops where the width breaks.
+    """
+    for count, match in enumerate(_LOOSE_PREFIX.finditer(text)):
+        if count >= _MAX_PREFIXES:
+            return
+        prefix = _CANONICAL[_SKELETON.sub("", match.group())]
+        after = _pieces(text, match.end())
+        yield from _joined(
+            prefix, after, glued=match.end() < len(text) and text[match.end()].isalnum()
+        )
+        whole = _pieces(text, match.start())
+        for width in _WIDTHS:
+            yield from _every(width, "", whole, prefix)
+            yield from _every(width, prefix, after, prefix)
+
+
+def _pieces(text: str, start: int) -> list[tuple[str, str]]:
+    """``(sort, characters)`` from ``start``, up to the first other character: runs of a
+    token's characters (``group``), single ``mark``s, and ``blank``s (a line break takes
+    the indentation and comment marker after it)."""
+    pieces: list[tuple[str, str]] = []
+    position, end = start, min(len(text), start + _REACH)
+    while position < end:
+        match = _PIECE.match(text, position, end)
+        if match is None:
+            break
+        pieces.append((str(match.lastgroup), match.group()))
+        position = match.end()
+    return pieces
+
+
+def _joined(prefix: str, pieces: list[tuple[str, str]], glued: bool) -> Iterator[str]:
+    body = ""
+    for index, (sort, characters) in enumerate(pieces):
+        if sort != "group":
+            continue
+        if not (glued and index == 0) and _PLAIN_WORD.fullmatch(characters):
+            return
+        body += characters
+        yield prefix + body
+
+
+def _every(width: int, start: str, pieces: list[tuple[str, str]], prefix: str) -> Iterator[str]:
+    """The token read as groups of ``width`` characters, cut after each group; nothing
+    when no separator stands at a group's end (the token as written is all there is).
+
+    At a group's end the separator is inserted: one mark or a blank, and ``" - "``. A
+    mark right after it and before a group is the token's own (``ghp`` ``" "`` ``_pL…``);
+    so is a ``-``, ``.`` or ``_`` inside a group.
+    """
+    out, filled, cut, at_end = start, 0, False, False
+    for index, (sort, characters) in enumerate(pieces):
+        if sort == "group":
+            if len(characters) > width - filled:
+                break  # a group runs past the width: not this width, or the token's end
+            out, filled, at_end = out + characters, filled + len(characters), False
+            continue
+        following = pieces[index + 1][0] if index + 1 < len(pieces) else "end"
+        if filled == width or (filled == 0 and not cut):
+            cut, at_end, filled = True, True, 0
+            if len(out) > len(prefix) and out.startswith(prefix):
+                yield out
+        elif at_end and (sort == "blank" or following == "blank"):
+            pass  # the rest of an inserted " - "
+        elif sort == "mark" and characters in "-._" and filled < width:
+            out, filled, at_end = out + characters, filled + 1, False
+        else:
+            break
+    if cut and len(out) > len(prefix) and out.startswith(prefix):
+        yield out
 
 
 def _decoded(text: str) -> Iterator[str]:

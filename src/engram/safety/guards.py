@@ -16,8 +16,10 @@ __all__ = [
     "MIN_TRANSITION_RATE",
     "classes",
     "has_digit",
+    "is_base58check_public",
     "is_placeholder",
     "looks_random",
+    "percent_decoded",
     "reads_as_code",
     "shannon_entropy",
     "token_like",
@@ -148,3 +150,58 @@ def looks_random(value: str) -> bool:
     if shannon_entropy(value) < ENTROPY_FACTOR * math.log2(min(size, 64)):
         return False
     return len(_CLASS_RUNS.findall(value)) - 1 >= MIN_TRANSITION_RATE * (size - 1)
+
+
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})++")
+
+
+def percent_decoded(value: str) -> str:
+    """``value`` with its runs of percent-encoded UTF-8 decoded (``p%40ss`` is ``p@ss``); a
+    run that is not UTF-8 (``%DB_PASS%`` on Windows) is kept as written."""
+    if "%" not in value:
+        return value
+
+    def decode(match: re.Match[str]) -> str:
+        try:
+            return bytes.fromhex(match.group().replace("%", "")).decode("utf-8")
+        except UnicodeDecodeError:
+            return match.group()
+
+    return _PERCENT_RUN.sub(decode, value)
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_BASE58_VALUE = {character: index for index, character in enumerate(_BASE58)}
+#: Base58Check payload versions of public material: Bitcoin P2PKH and P2SH addresses
+#: (mainnet 0x00, 0x05; testnet 0x6f, 0xc4) and BIP 32 extended *public* keys (xpub,
+#: ypub, zpub, tpub, upub, vpub). WIF private keys (0x80, 0xef) and xprv are not here.
+_PUBLIC_VERSIONS = (b"\x00", b"\x05", b"\x6f", b"\xc4")
+_EXTENDED_PUBLIC = (
+    bytes.fromhex(version)
+    for version in ("0488b21e", "049d7cb2", "04b24746", "043587cf", "044a5262", "045f1cf6")
+)
+_EXTENDED_PUBLIC_VERSIONS = tuple(_EXTENDED_PUBLIC)
+
+
+def is_base58check_public(value: str) -> bool:
+    """Whether ``value`` is a Base58Check-encoded Bitcoin address or extended public key:
+    the right length and version, and its 4-byte SHA-256d checksum holds (a random token
+    passes one time in four billion)."""
+    if not 25 <= len(value) <= 112 or any(c not in _BASE58_VALUE for c in value):
+        return False
+    number = 0
+    for character in value:
+        number = number * 58 + _BASE58_VALUE[character]
+    zeros = len(value) - len(value.lstrip("1"))
+    data = b"\x00" * zeros + number.to_bytes((number.bit_length() + 7) // 8, "big")
+    if len(data) == 25:
+        public = data[:1] in _PUBLIC_VERSIONS
+    elif len(data) == 82:
+        public = data[:4] in _EXTENDED_PUBLIC_VERSIONS
+    else:
+        return False
+    # Imported here: only a base58 candidate of the right length gets this far.
+    import hashlib
+
+    check = hashlib.sha256(hashlib.sha256(data[:-4]).digest()).digest()[:4]
+    return public and check == data[-4:]

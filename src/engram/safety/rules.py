@@ -26,19 +26,47 @@ from dataclasses import dataclass, field
 from engram.safety.guards import (
     classes,
     has_digit,
+    is_base58check_public,
     is_placeholder,
     looks_random,
+    percent_decoded,
     reads_as_code,
     token_like,
     varied,
 )
 
-__all__ = ["ANY_RULE", "PUBLISHED_EXAMPLES", "RULES", "SHORTEST", "Rule"]
+__all__ = [
+    "ANY_RULE",
+    "ANY_SPECIFIC_RULE",
+    "PUBLISHED_EXAMPLES",
+    "RULES",
+    "SHORTEST",
+    "SPECIFIC_RULES",
+    "VENDOR_PREFIXES",
+    "Rule",
+]
 
 Locate = Callable[[re.Match[str]], tuple[int, int] | None]
 Check = Callable[[str], bool]
 
 SPECIFIC, CONTEXT, FALLBACK = 3, 2, 1
+
+#: The literal prefixes of the self-identifying token formats below, longest first (the
+#: disguise check looks for them to put a token's pieces back together).
+VENDOR_PREFIXES: tuple[str, ...] = tuple(
+    sorted(
+        [
+            *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+            *("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glft-", "glcbt-"),
+            *("xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"),
+            *("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_", "AIza", "GOCSPX-"),
+            *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-", "npm_", "pypi-AgE"),
+            *("hf_", "SG.", "AKIA", "ASIA", "eyJ"),
+        ],
+        key=len,
+        reverse=True,
+    )
+)
 
 #: Values published in vendor documentation as examples; they are not secrets.
 PUBLISHED_EXAMPLES = frozenset({"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
@@ -158,6 +186,19 @@ def _bare_basic_credentials(value: str) -> bool:
     return len(value) >= 12 and _basic_credentials(value) and bool(_BASE64_MARK.search(value))
 
 
+def _url_password(value: str) -> bool:
+    """A URL's password as its server reads it, percent-decoded (``p%40ss`` is ``p@ss``):
+    4+ characters and not a placeholder."""
+    decoded = percent_decoded(value)
+    if len(decoded) < 4:
+        return False
+    if decoded != value and decoded[:1] in "$%!*#":
+        # An encoded sign is part of a literal: a reference (``${PGPASSWORD}``) is never
+        # percent-encoded, so only the rest can make it a placeholder.
+        return not is_placeholder(decoded[1:])
+    return not is_placeholder(decoded)
+
+
 _HEX = re.compile(r"[0-9A-Fa-f_-]++")
 _SUBRESOURCE_INTEGRITY = re.compile(r"sha(?:1|256|384|512)-")
 _URL_PATH_BEFORE = re.compile(r"://[^\s?#\"'<>]*+\Z")
@@ -192,11 +233,53 @@ def _is_public_key(match: re.Match[str]) -> bool:
     return label_end != -1 and "PRIVATE" not in text[begin:label_end]
 
 
+#: Public tokens whose prefix says so: Stripe's (and Clerk's) publishable keys, PostHog's
+#: project keys.
+_PUBLISHABLE = ("pk_live_", "pk_test_", "phc_")
+_BASE58_RUN = re.compile(r"[1-9A-HJ-NP-Za-km-z]++")
+_CIDV0 = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}")
+#: Digests written in base64 after their algorithm: OpenSSH key fingerprints
+#: (``SHA256:`` + 43) and Go module sums (``h1:`` + 43 + ``=``), by exact length.
+_DIGEST_LABELS = {"SHA256:": 43, "SHA384:": 64, "SHA512:": 86, "h1:": 43}
+_DATA_URI_BEFORE = re.compile(r"data:(?:image|font|audio|video)/[\w.+-]{1,64}+;base64,\Z")
+#: Words that name a base58 run as an address or a public key (Solana and its kin have
+#: no checksum to tell one from a random token).
+_ADDRESS_WORDS = re.compile(
+    r"(?i:address|wallet|pubkey|public[ _-]?key|mint|program[ _-]?id|signature|txid|tx[ _-]?hash)"
+    r"[^\n]{0,24}+\Z"
+)
+
+
+def _is_public_identifier(match: re.Match[str], core: str) -> bool:
+    """A run that is public by its shape or label: a publishable key, a Bitcoin address
+    or extended public key (checksum verified), an IPFS CIDv0, a labelled base64 digest,
+    an image in a data URI, a Mapbox public token, a base58 address named as one."""
+    start, text = match.start(), match.string
+    if core.startswith(_PUBLISHABLE) or (
+        core.startswith("eyJ") and text[start - 3 : start] == "pk."
+    ):
+        return True
+    before = text[max(0, start - 96) : start]
+    if any(before.endswith(label) and len(core) == size for label, size in _DIGEST_LABELS.items()):
+        return True
+    if _DATA_URI_BEFORE.search(before):
+        return True
+    if _BASE58_RUN.fullmatch(core):
+        return (
+            _CIDV0.fullmatch(core) is not None
+            or is_base58check_public(core)
+            or (32 <= len(core) <= 88 and _ADDRESS_WORDS.search(before) is not None)
+        )
+    return False
+
+
 def _high_entropy(match: re.Match[str]) -> tuple[int, int] | None:
     core = match.group().rstrip("=")
     if _HEX.fullmatch(core) or _SUBRESOURCE_INTEGRITY.match(core):
         return None
     if not looks_random(core[:_ANALYSED]) or ("/" in core and _is_path(match)):
+        return None
+    if _is_public_identifier(match, core):
         return None
     return None if _is_public_key(match) else match.span()
 
@@ -260,7 +343,7 @@ def _assigned(keys: str) -> re.Pattern[str]:
     )
 
 
-_PASSWORD_KEYS = r"pass(?:words?|wd|phrase|(?<![a-z]....))|pwd"
+_PASSWORD_KEYS = r"pass(?:words?|wd|phrase|(?<![a-z]....))|pwd|sshpass|rediscli_auth"
 _SECRET_KEYS = r"secret(?:[_-]?key)?"
 _TOKEN_KEYS = (
     r"api[_-]?(?:key|secret|token)|apikey"
@@ -289,6 +372,74 @@ _COOKIE = re.compile(
     r"(?P<secret>[^\s=;]{1,128}+=[^\r\n]{1,4096}+)",
     re.IGNORECASE,
 )
+
+# --- Passwords on a command line -----------------------------------------------------------
+# A tool's own flag for a password: ``mysql -pS3cret``, ``sshpass -p S3cret``,
+# ``curl -u user:S3cret``, ``smbclient -U user%S3cret``, ``openssl … -passin pass:S3cret``.
+# The flag means a password only after its tool (``-p`` is a port or a path elsewhere), so
+# each pattern opens with the tool's name standing as a word and allows a few other
+# arguments (bounded, possessive) before the flag.
+_CLI_VALUE = (
+    r"(?:\"(?P<dq>[^\s\"]{1,256}+)\"|'(?P<sq>[^\s']{1,256}+)'"
+    r"|(?P<uv>[^\s\"'`;|&<>()]{1,256}+))"
+)
+_CLI_ARGS = r"(?:[ \t]++(?:[^\s;|&<>]++|\"[^\"\n]{0,200}+\"|'[^'\n]{0,200}+'))"
+
+
+def _command(names: str, flag: str, value: str = _CLI_VALUE) -> re.Pattern[str]:
+    """``name … flag value`` on one line: a tool of ``names`` (space-separated, after a
+    space, a quote, a pipe or the start), at most 16 arguments, then ``flag`` and its
+    value. The arguments are taken lazily and each possessively, so a match costs at most
+    a constant per start."""
+    by_width: dict[int, list[str]] = {}
+    for name in names.split():
+        by_width.setdefault(len(name), []).append(re.escape(name))
+    starts = "|".join(
+        f"(?:{'|'.join(group)})(?<![^\\s;|&(`'\"/]{'.' * width})"
+        for width, group in by_width.items()
+    )
+    return re.compile(f"(?:{starts})(?![A-Za-z0-9_.-]){_CLI_ARGS}{{0,16}}?[ \\t]++{flag}{value}")
+
+
+_MYSQL = "mysql mysqldump mysqladmin mysqlimport mysqlshow mysqlcheck mysqlpump mysqlsh mariadb"
+_MYSQL += " mariadb-dump mariadb-admin mariadb-import mariadb-check"
+_MONGO = "mongo mongosh mongodump mongorestore mongoexport mongoimport mongostat mongotop"
+_LDAP = "ldapsearch ldapmodify ldapadd ldapdelete ldappasswd ldapwhoami ldapcompare"
+_SMB = "smbclient rpcclient smbmap smbcacls net crackmapexec nxc winexe"
+_CLI_USER = r"[\"']?+[^\s:%,\"'@]{0,128}+"
+_CLI_PASSWORD_PATTERNS: tuple[re.Pattern[str], ...] = (
+    _command(_MYSQL, "-p"),  # attached only: ``-p value`` prompts, and value is the database
+    _command("sshpass", "-p[ \t]*+"),
+    _command(_MONGO, "-p[ \t]*+"),
+    # ``docker login``, ``podman login``, ``az login``, ``oc login``, ``cf login`` …
+    _command("login", "(?:-p|--password)[ \t]*+"),
+    _command("7z 7za 7zz 7zr unrar rar", "-p"),
+    _command("zip unzip sqlcmd bcp osql isql ipmitool", "-P[ \t]*+"),
+    _command(_LDAP, "-w[ \t]*+"),
+    _command("redis-cli valkey-cli keydb-cli", "(?:-a|--pass)[ \t]*+"),
+    _command("ssh-keygen", "-[NP][ \t]*+"),
+    _command("keytool jarsigner", "-(?:store|key|src|dest|new)?pass(?:word)?[ \t]++"),
+    _command("openssl", r"-pass(?:in|out)?[ \t]++pass:"),
+    _command("curl", rf"(?:-u|--user|-U|--proxy-user)(?:[ \t]*+|=){_CLI_USER}:"),
+    _command("http https xh", rf"(?:-a|--auth)(?:[ \t]*+|=){_CLI_USER}:"),
+    _command("ab", rf"-[AP][ \t]*+{_CLI_USER}:"),
+    _command(_SMB, rf"(?:-U|--user(?:name)?)(?:[ \t]*+|=){_CLI_USER}%"),
+    _command("lftp", rf"-u[ \t]++{_CLI_USER},"),
+    # ``htpasswd -bc FILE USER PASSWORD``, ``htpasswd -nbB USER PASSWORD``
+    _command("htpasswd", r"-[A-Za-z]*b[A-Za-z]*+[ \t]++(?:[^\s-]\S*+[ \t]++)?[^\s-]\S*+[ \t]++"),
+)
+
+
+def _cli_password(match: re.Match[str]) -> tuple[int, int] | None:
+    """The password a tool's flag gives: 4+ characters, not a flag, a variable or a
+    placeholder (``-p"$MYSQL_PWD"``, ``-u user:<password>``)."""
+    name = next(group for group in ("dq", "sq", "uv") if match.group(group))
+    value = match.group(name)
+    if len(value) < 4 or value.startswith("-") or is_placeholder(value):
+        return None
+    return match.span(name)
+
+
 # A run of base64/base64url characters; a dash only when single, so that a run stops
 # before ``-----BEGIN`` or a ``--flag``.
 _RUN = re.compile(r"(?<![A-Za-z0-9+/_-])(?:[A-Za-z0-9+/_]|-(?!-)){24,}+={0,2}+")
@@ -387,12 +538,7 @@ RULES: tuple[Rule, ...] = (
         _whole(lambda _: True),
     ),
     Rule("aws_secret_access_key", CONTEXT, _AWS_SECRET, _group("secret", varied)),
-    Rule(
-        "connection_string",
-        CONTEXT,
-        _CONNECTION,
-        _group("secret", lambda value: len(value) >= 4 and not is_placeholder(value)),
-    ),
+    Rule("connection_string", CONTEXT, _CONNECTION, _group("secret", _url_password)),
     Rule("bearer_token", CONTEXT, _BEARER, _group("secret", lambda v: token_like(v) and varied(v))),
     Rule(
         "bearer_token",
@@ -406,6 +552,10 @@ RULES: tuple[Rule, ...] = (
     Rule("password_assignment", CONTEXT, _assigned(_PASSWORD_KEYS), _assignment(6, False)),
     Rule("generic_api_key_assignment", CONTEXT, _assigned(_TOKEN_KEYS), _assignment(12, True)),
     Rule("secret_assignment", CONTEXT, _assigned(_SECRET_KEYS), _assignment(8, True)),
+    *(
+        Rule("command_line_password", CONTEXT, pattern, _cli_password)
+        for pattern in _CLI_PASSWORD_PATTERNS
+    ),
     Rule("high_entropy_string", FALLBACK, _RUN, _high_entropy),
 )
 
@@ -435,5 +585,9 @@ def _any_of(rules: tuple[Rule, ...]) -> re.Pattern[str]:
 
 #: Matches a text exactly when some rule's pattern does (the detector's prefilter).
 ANY_RULE: re.Pattern[str] = _any_of(RULES)
+#: The rules of self-identifying formats (a vendor prefix and an exact shape) ...
+SPECIFIC_RULES: tuple[Rule, ...] = tuple(rule for rule in RULES if rule.rank == SPECIFIC)
+#: ... and the union of their patterns.
+ANY_SPECIFIC_RULE: re.Pattern[str] = _any_of(SPECIFIC_RULES)
 #: The fewest characters any rule's match spans.
 SHORTEST: int = min(rule.shortest for rule in RULES)
