@@ -78,6 +78,8 @@ UNAUTHORIZED: Final = -32001
 _NAMED_BY: Final = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
 #: HTTP status of an answer carrying a JSON-RPC error, by code (others: 400).
 _ERROR_STATUS: Final = {-32601: 404, -32603: 500}
+#: The header of an answer after which the connection is closed (a body left unread).
+_CLOSE: Final = {"Connection": "close"}
 
 
 @dataclass
@@ -269,9 +271,9 @@ async def _post(
 ) -> HttpResponse:
     from starlette.concurrency import run_in_threadpool
 
-    body = await _body(request)
-    if body is None:
-        return _json(413, _error(None, -32600, "Message too large"))
+    body = await _body(request, settings.options.http_limits.body_timeout)
+    if not isinstance(body, bytes):  # refused: too large, too slow, or its client left
+        return body
     item = dispatcher.read(Frame(body, oversized=False))
     if isinstance(item, bytes):  # not JSON-RPC: the dispatcher's own error answer
         return _answer(item)
@@ -372,14 +374,33 @@ def _header_value(raw: str | None) -> str | None:
     return raw
 
 
-async def _body(request: HttpRequest) -> bytes | None:
-    """The request's body, or ``None`` past the message limit."""
+async def _body(request: HttpRequest, timeout: float) -> bytes | HttpResponse:
+    """The request's body; or the answer refusing it: 413 past the message limit, 408
+    when it has not all come within ``timeout`` seconds of the headers (both close the
+    connection, whose rest is never read), and none a client reads when it left before
+    sending the whole body (one line in the log, as every line a flood repeats:
+    :mod:`engram.mcp.http_limits`)."""
+    import asyncio
+
+    from starlette.requests import ClientDisconnect
+
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_LINE_BYTES:
+        return _json(413, _error(None, -32600, "Message too large"), _CLOSE)
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_LINE_BYTES:
-            return None
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_LINE_BYTES:
+                    return _json(413, _error(None, -32600, "Message too large"), _CLOSE)
+                chunks.append(chunk)
+    except TimeoutError:
+        log.warning("closed requests whose body did not come within %g s", timeout)
+        return _json(408, _error(None, -32600, "Request timeout"), _CLOSE)
+    except ClientDisconnect:
+        log.warning("clients left before sending a whole request body")
+        return _plain(400, "the client left", _CLOSE)  # nobody reads it
     return b"".join(chunks)
 
 
@@ -420,9 +441,8 @@ def _accepted() -> HttpResponse:
 
 def serve_http(options: ServerOptions, address: str) -> int:
     """Serve until interrupted; ``address`` is ``HOST:PORT``."""
-    import uvicorn
-
     from engram.host.profile import load_profile
+    from engram.mcp.http_limits import serve
 
     host, _, port_text = address.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
@@ -435,5 +455,5 @@ def serve_http(options: ServerOptions, address: str) -> int:
             options,
             resources,
         )
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+        serve(create_app(settings), host, port, options.http_limits)
     return 0

@@ -12,11 +12,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from engram.project.config import semantic_off
 from engram.project.layout import global_root
 
-__all__ = ["USAGE", "ServerOptions", "parse_options"]
+__all__ = ["USAGE", "HttpLimits", "ServerOptions", "parse_options"]
 
 USAGE = """usage: engram-mcp [--always-load] [--no-elicitation] [--host-profile PATH] [--root DIR]
                   [--http ADDRESS]
@@ -36,12 +37,29 @@ request carries `Authorization: Bearer <token>` from `engram host issue-token`).
 
 Environment: ENGRAM_HOST_PROFILE, ENGRAM_ELICITATION_TIMEOUT_S (default 60),
 ENGRAM_LOG_LEVEL (default WARNING; logs go to stderr), ENGRAM_HTTP_ALLOWED_HOSTS (more
-Host values --http answers to, comma-separated, e.g. behind a proxy).
+Host values --http answers to, comma-separated, e.g. behind a proxy); the limits of
+--http (docs/deployment.md): ENGRAM_HTTP_HEADER_TIMEOUT_S (10), ENGRAM_HTTP_BODY_TIMEOUT_S
+(30), ENGRAM_HTTP_KEEP_ALIVE_S (5, whole seconds), ENGRAM_HTTP_MAX_CONNECTIONS (1000).
 """
 
 
 #: ``--http``'s ``HOST:PORT`` (a name, an IPv4 address or a bracketed IPv6 one).
 _ADDRESS = re.compile(r"(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """How long and how much the ``--http`` server waits for and holds a client
+    (docs/deployment.md, "The HTTP server's limits")."""
+
+    #: Seconds from a connection's opening (or its last answer) to a request's last header.
+    header_timeout: float = 10.0
+    #: Seconds from a request's headers to the last byte of its body.
+    body_timeout: float = 30.0
+    #: Whole seconds an idle connection is kept open after an answer (uvicorn's own timer).
+    keep_alive: int = 5
+    #: Connections open at once (lowered to what the file limit leaves room for).
+    max_connections: int = 1000
 
 
 @dataclass(frozen=True)
@@ -68,6 +86,8 @@ class ServerOptions:
     http: str | None = None
     #: ``ENGRAM_HTTP_ALLOWED_HOSTS``: more ``Host`` values the HTTP server answers to.
     allowed_hosts: str = ""
+    #: ``ENGRAM_HTTP_*_S``, ``ENGRAM_HTTP_MAX_CONNECTIONS``: the HTTP server's limits.
+    http_limits: HttpLimits = field(default_factory=HttpLimits)
     ignored: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -125,6 +145,7 @@ def parse_options(
         semantic=not semantic_off(env),
         http=http,
         allowed_hosts=env.get("ENGRAM_HTTP_ALLOWED_HOSTS", ""),
+        http_limits=_http_limits(env, ignored),
         always_load=flags["always_load"],
         elicitation=flags["elicitation"],
         host_profile=paths["host_profile"],
@@ -133,3 +154,38 @@ def parse_options(
         show_version=flags["show_version"],
         ignored=tuple(ignored),
     )
+
+
+def _http_limits(env: Mapping[str, str], ignored: list[str]) -> HttpLimits:
+    """The limits the environment sets; a value that is not a positive number is noted
+    in ``ignored`` and the default kept."""
+    default = HttpLimits()
+    return HttpLimits(
+        header_timeout=_positive(
+            env, "ENGRAM_HTTP_HEADER_TIMEOUT_S", default.header_timeout, ignored
+        ),
+        body_timeout=_positive(env, "ENGRAM_HTTP_BODY_TIMEOUT_S", default.body_timeout, ignored),
+        keep_alive=_positive(env, "ENGRAM_HTTP_KEEP_ALIVE_S", default.keep_alive, ignored),
+        max_connections=_positive(
+            env, "ENGRAM_HTTP_MAX_CONNECTIONS", default.max_connections, ignored
+        ),
+    )
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def _positive(
+    env: Mapping[str, str], variable: str, default: _Number, ignored: list[str]
+) -> _Number:
+    text = env.get(variable)
+    if text is None:
+        return default
+    try:
+        value = type(default)(text)
+    except ValueError:
+        value = type(default)(0)
+    if 0 < value < float("inf"):
+        return value
+    ignored.append(f"{variable}={text}")
+    return default
