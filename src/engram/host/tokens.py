@@ -77,6 +77,8 @@ KEEP_REVOCATION_MS: Final = (MAX_TTL_S + SKEW_S) * 1000
 _TAG: Final = b"engram-token/v1\0"
 #: The longest token accepted, so a huge header costs nothing.
 MAX_TOKEN_CHARS: Final = 4096
+#: How many tokens' parsed claims a server keeps (only validly signed ones are kept).
+_KNOWN_CLAIMS: Final = 4096
 
 
 @dataclass(frozen=True)
@@ -269,6 +271,13 @@ class TokenChecks:
         self._open_revocations = revocations or self._revocations_of_store
         self._revocations: TokenRevocations | None = None
         self._lock = threading.Lock()
+        #: Claims by the bytes they were parsed from (signatures are checked every time).
+        self._claims: dict[bytes, TokenClaims] = {}
+        #: By profile path and the token's grants: the loaded profile it was made from
+        #: (the cache gives the same object until the file changes), the profile as
+        #: served and its digest.
+        self._served: dict[tuple[str, tuple[str, ...]], tuple[HostProfile, HostProfile, str]]
+        self._served = {}
 
     def _revocations_of_store(self) -> TokenRevocations:
         from engram.store.token_revocations import open_token_revocations
@@ -292,7 +301,7 @@ class TokenChecks:
         """The admitted token; ``TokenRefused`` otherwise. The refusal's detail is for
         the operator's log, never for the response (and never holds the token)."""
         key = self._signing_key(self.server.keys)
-        claims = _verified_claims(token, key)
+        claims = self._verified_claims(token, key)
         if claims.exp <= now_s:
             raise TokenRefused("token expired")
         if claims.iat > now_s + SKEW_S:
@@ -315,8 +324,32 @@ class TokenChecks:
             same_key = False
         if not same_key:
             raise TokenRefused("the token's profile has another signing key than this server's")
-        served = dataclasses.replace(profile, grants=profile.grants & frozenset(claims.grants))
-        return Admitted(claims, served, profile_digest(served))
+        return Admitted(claims, *self._as_served(profile, claims))
+
+    def _verified_claims(self, token: str, key: bytes) -> TokenClaims:
+        payload = _verified_payload(token, key)
+        with self._lock:
+            known = self._claims.get(payload)
+        if known is None:
+            known = _claims(payload)
+            with self._lock:
+                if len(self._claims) >= _KNOWN_CLAIMS:  # tokens are many only under attack
+                    self._claims.clear()
+                self._claims[payload] = known
+        return known
+
+    def _as_served(self, profile: HostProfile, claims: TokenClaims) -> tuple[HostProfile, str]:
+        """The profile with the grants of both, and its digest (made once per version of
+        the profile and set of token grants: the digest is a third of a check's cost)."""
+        key = (claims.profile, claims.grants)
+        with self._lock:
+            known = self._served.get(key)
+        if known is None or known[0] is not profile:
+            served = dataclasses.replace(profile, grants=profile.grants & frozenset(claims.grants))
+            known = (profile, served, profile_digest(served))
+            with self._lock:
+                self._served[key] = known
+        return known[1], known[2]
 
     def close(self) -> None:
         with self._lock:
@@ -344,7 +377,8 @@ def verify_token(
     return admitted.claims
 
 
-def _verified_claims(token: str, key: bytes) -> TokenClaims:
+def _verified_payload(token: str, key: bytes) -> bytes:
+    """The claims' bytes of a token signed with ``key``; ``TokenRefused`` otherwise."""
     if len(token) > MAX_TOKEN_CHARS:
         raise TokenRefused("token too long")
     parts = token.split(".")
@@ -356,7 +390,7 @@ def _verified_claims(token: str, key: bytes) -> TokenClaims:
         raise TokenRefused("token is not base64url") from None
     if not hmac.compare_digest(mac, _mac(key, payload)):
         raise TokenRefused("token signature does not verify")
-    return _claims(payload)
+    return payload
 
 
 def _claims(payload: bytes) -> TokenClaims:

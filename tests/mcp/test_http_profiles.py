@@ -1,0 +1,44 @@
+"""``engram-mcp --http`` serves each token's profile as it is now (issue 26, items 2 and
+3), in process: a changed profile gets a new dispatcher at its next request, and the one
+before is closed once its last call has ended, never under a call."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from pathlib import Path
+
+from engram.host.profile import load_profile
+from engram.host.tokens import issue_token
+from engram.mcp.http import HttpSettings
+from engram.mcp.options import ServerOptions
+from engram.testing import host_profile
+
+
+def test_a_changed_profile_gets_a_new_dispatcher_and_the_old_closes_after_its_last_call(
+    tmp_path: Path,
+) -> None:
+    path = host_profile(tmp_path / "host")
+    token = issue_token(load_profile(path), int(time.time()))
+    closed = threading.Event()
+    with contextlib.ExitStack() as resources:
+        settings = HttpSettings(load_profile(path), frozenset(), ServerOptions(), resources)
+        first, key = settings.dispatcher(settings.admit(token))  # a call in progress
+        first.resources.callback(closed.set)
+        again, _ = settings.dispatcher(settings.admit(token))
+        settings.release(again)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("max_days = 30", "max_days = 7"), encoding="utf-8")
+
+        changed, same_key = settings.dispatcher(settings.admit(token))
+        settings.release(changed)
+        still_open = closed.is_set()
+        settings.release(first)  # the call under the old profile ends
+
+        assert again is first
+        assert changed is not first
+        assert same_key == key  # a legacy session keeps its binding
+        assert still_open is False
+        assert closed.wait(30)
+        assert settings.dispatchers[key] is changed
