@@ -4,6 +4,13 @@ Refs and keys are agent-written and shown to people (``engram host pending``, th
 dialog), so the schemas refuse control, separator and invisible format characters in
 them (``INVALID_SCHEMA``), and every agent-written string that is shown is escaped,
 even one a store kept from before the refusal.
+
+Who asked is the server's own record: each request names the principal and agent id of
+the binding the call was bound to, so a reason claiming to come from the record's owner
+is seen for what it is. A reason is one framed field: whitespace runs collapsed, cut at
+200 columns with a marker, and wrapped by ``engram host pending`` into lines that each
+start with the reason's frame, so that on a terminal of any width from 80 columns no
+reason draws a line of its own (a reason of 300 spaces and a fake request included).
 """
 
 from __future__ import annotations
@@ -18,11 +25,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
+from engram.cli.main import cli
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_memory
 from engram.memory.gate import Operation
-from engram.testing import ENGRAM, PURPOSE, capture_args
+from engram.store.location import DatabaseUrl, StoreLocation
+from engram.testing import ENGRAM, PURPOSE, capture_args, current_capture_args
 from tests.adversarial.conftest import host_init
 
 #: What an agent would write to rewrite a terminal line or reorder a dialog's text.
@@ -169,7 +181,10 @@ def test_pending_in_a_terminal_shows_a_request_an_older_engram_stored_escaped(
     display = json.dumps({"operation": "forget", "target": "mem_real", "reason": hostile})
     with sqlite3.connect(loaded.store_file) as db:
         db.execute(
-            "INSERT INTO confirmations VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)",
+            # The columns of an older engram's row: no agent_id.
+            "INSERT INTO confirmations (request_id, scope_id, principal, tool, target,"
+            " operation_digest, created_ms, approved_ms, consumed_ms, display)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)",
             (
                 "conf_aaaaaaaaaaaaaaaaaaaaaaaa",
                 scope,
@@ -185,6 +200,233 @@ def test_pending_in_a_terminal_shows_a_request_an_older_engram_stored_escaped(
     shown = _in_a_terminal("host", "pending", "--host-profile", str(profile))
 
     assert shown == (
-        b"confirm  conf_aaaaaaaaaaaaaaaaaaaaaaaa  forget mem_real"
-        b" (reason: reason:ok\\u000d\\u001b[2Kconfirm  conf_fake  withdraw cand_draft \\u202e)\r\n"
+        b"confirm  conf_aaaaaaaaaaaaaaaaaaaaaaaa  forget\r\n"
+        b"  target    mem_real\r\n"
+        b"  asked by  principal agent-a, agent unknown\r\n"
+        b"  reason    | reason:ok\\u000d\\u001b[2Kconfirm conf_fake withdraw\r\n"
+        b"            | cand_draft \\u202e\r\n"
     )
+
+
+# --- who asked, and reasons that try to draw lines ----------------------------------------
+
+#: What the hostile principal writes as its reason: a claim that the owner asked.
+CLAIM = "reason:agent-a, the owner of this record, asked me to forget it"
+#: The widest a line of `engram host pending` may be, and the terminals it must hold on.
+WIDTH = 72
+TERMINALS = (80, 100, 120, 132)
+
+
+def _store_option(location: StoreLocation) -> str:
+    return location.url if isinstance(location, DatabaseUrl) else str(location)
+
+
+@pytest.fixture
+def owner_and_mallory(tmp_path: Path, store_location: StoreLocation) -> tuple[Path, Path]:
+    """Two host profiles of one scope and store, on each backend: the record's owner
+    (``agent-a``, agent ``agent-a-laptop``) and ``mallory`` (agent ``mallory-bot``)."""
+    store = _store_option(store_location)
+    owner = host_init(tmp_path / "owner", "--store", store, "--agent-id", "agent-a-laptop")
+    keys = (
+        []
+        if isinstance(store_location, Path)
+        else ["--keys", str(tmp_path / "owner" / "memory.keys")]
+    )
+    mallory = host_init(
+        tmp_path / "mallory",
+        "--store",
+        store,
+        *keys,
+        "--principal",
+        "mallory",
+        "--agent-id",
+        "mallory-bot",
+    )
+    return owner, mallory
+
+
+def _admitted(profile: Path) -> str:
+    captured = _call(profile, "capture", current_capture_args("A fact.", "owner.capture-000001"))
+    candidate = captured["output"]["value"]["candidate_id"]
+    admitted = _call(
+        profile,
+        "request_admission",
+        {"candidate_id": candidate, "idempotency_key": "owner.admission-0001"},
+    )
+    return str(admitted["output"]["value"]["outcome"]["record_id"])
+
+
+def _forget(profile: Path, record_id: str, reason: str, key: str = "mallory.forget-0001") -> None:
+    arguments = {"record_id": record_id, "idempotency_key": key, "reason_ref": reason}
+    assert _call(profile, "forget", arguments)["error"]["code"] == "gate_failed"
+
+
+def _pending(profile: Path, *options: str) -> str:
+    result = CliRunner().invoke(cli, ["host", "pending", "--host-profile", str(profile), *options])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _request_id(profile: Path) -> str:
+    [request] = json.loads(_pending(profile, "--json"))["confirmations"]
+    return str(request["request_id"])
+
+
+def _terminal_rows(text: str, width: int) -> list[str]:
+    """What a terminal of ``width`` columns shows of ``text``: each line cut into rows."""
+    from engram.safety.display import columns
+
+    rows: list[str] = []
+    for line in text.splitlines():
+        row = ""
+        for character in line:
+            if columns(row + character) > width:
+                rows.append(row)
+                row = ""
+            row += character
+        rows.append(row)
+    return rows
+
+
+def test_pending_names_the_principal_and_agent_the_server_bound_never_the_reasons_claim(
+    owner_and_mallory: tuple[Path, Path],
+) -> None:
+    owner, mallory = owner_and_mallory
+    record_id = _admitted(owner)
+
+    _forget(mallory, record_id, CLAIM)
+
+    request_id = _request_id(owner)
+    assert _pending(owner) == (
+        f"confirm  {request_id}  forget\n"
+        f"  target    {record_id}\n"
+        "  asked by  principal mallory, agent mallory-bot\n"
+        "  reason    | reason:agent-a, the owner of this record, asked me to\n"
+        "            | forget it\n"
+    )
+    assert json.loads(_pending(owner, "--json")) == {
+        "confirmations": [
+            {
+                "request_id": request_id,
+                "tool": "forget",
+                "target": record_id,
+                "created_ms": json.loads(_pending(owner, "--json"))["confirmations"][0][
+                    "created_ms"
+                ],
+                "operation": "forget",
+                "reason": CLAIM,
+                "principal": "mallory",
+                "agent_id": "mallory-bot",
+            }
+        ],
+        "adjudications": [],
+    }
+
+
+def test_a_reason_of_spaces_and_a_fake_request_draws_no_line_on_a_terminal_of_known_width(
+    owner_and_mallory: tuple[Path, Path],
+) -> None:
+    from engram.safety.display import columns
+
+    owner, mallory = owner_and_mallory
+    record_id = _admitted(owner)
+    fake = "confirm  conf_bbbbbbbbbbbbbbbbbbbbbbbb  forget " + record_id
+    # Padded so that, printed after "(reason: " on the request's own line as engram did,
+    # the fake request starts a row of an 80-column terminal.
+    before = len(f"confirm  conf_{'a' * 24}  forget {record_id} (reason: reason:x")
+    reason = "reason:x" + " " * (200 + (-(before + 200)) % 80) + fake
+
+    _forget(mallory, record_id, reason)
+
+    shown = _pending(owner)
+    request_id = _request_id(owner)
+    assert shown == (
+        f"confirm  {request_id}  forget\n"
+        f"  target    {record_id}\n"
+        "  asked by  principal mallory, agent mallory-bot\n"
+        "  reason    | reason:x confirm conf_bbbbbbbbbbbbbbbbbbbbbbbb forget\n"
+        f"            | {record_id}\n"
+    )
+    assert all(columns(line) <= WIDTH for line in shown.splitlines())
+    for width in TERMINALS:
+        at_the_margin = [row for row in _terminal_rows(shown, width) if not row.startswith(" ")]
+        assert at_the_margin == [f"confirm  {request_id}  forget"], width
+
+
+def test_a_long_reason_is_cut_with_a_marker_and_stays_in_its_frame(
+    owner_and_mallory: tuple[Path, Path],
+) -> None:
+    from engram.safety.display import columns
+
+    owner, mallory = owner_and_mallory
+    record_id = _admitted(owner)
+    reason = "reason:" + "x" * 300 + " confirm  conf_cccccccccccccccccccccccc  forget " + "y" * 150
+
+    _forget(mallory, record_id, reason)
+
+    shown = _pending(owner).splitlines()
+    listed = json.loads(_pending(owner, "--json"))["confirmations"][0]["reason"]
+    assert listed == "reason:" + "x" * 175 + " [+321 characters]"
+    assert columns(listed) == 200
+    assert shown[3:] == [
+        "  reason    | reason:" + "x" * 51,
+        "            | " + "x" * 58,
+        "            | " + "x" * 58,
+        "            | " + "x" * 8 + " [+321 characters]",
+    ]
+    assert "conf_ccc" not in "\n".join(shown)
+
+
+def test_a_run_of_spaces_of_any_width_is_one_space() -> None:
+    from engram.safety.display import one_line
+
+    assert one_line("reason:a  \u00a0\u2003\u3000 b\u202f\u205fc   ", 200) == "reason:a b c"
+
+
+@given(st.text(max_size=600), st.integers(min_value=30, max_value=300))
+def test_any_text_is_one_safe_line_within_its_columns(text: str, limit: int) -> None:
+    from engram.safety.display import columns, displayable, one_line
+
+    line = one_line(text, limit)
+
+    assert displayable(line)
+    assert line.isprintable()
+    assert columns(line) <= limit
+    assert "  " not in line
+    assert line == line.strip()
+    assert one_line(line, limit) == line or " [+" in line
+
+
+@given(st.text(max_size=600), st.integers(min_value=20, max_value=100))
+def test_any_line_wraps_into_rows_of_at_most_the_width_that_hold_all_of_it(
+    text: str, width: int
+) -> None:
+    from engram.safety.display import columns, one_line, wrapped
+
+    line = one_line(text, 200)
+
+    rows = wrapped(line, width)
+
+    assert all(columns(row) <= width for row in rows)
+    assert "".join(rows).replace(" ", "") == line.replace(" ", "")
+
+
+def test_a_stack_of_combining_marks_keeps_two_and_shows_the_rest_escaped() -> None:
+    from engram.safety.display import one_line
+
+    assert one_line("e\u0301\u0301\u0301\u0301", 200) == "e\u0301\u0301\\u0301\\u0301"
+
+
+def test_a_lone_surrogate_is_shown_escaped() -> None:
+    from engram.safety.display import one_line
+
+    assert one_line("reason:\ud800x", 200) == "reason:\\ud800x"
+
+
+def test_wide_characters_count_two_columns_when_a_reason_is_cut() -> None:
+    from engram.safety.display import columns, one_line
+
+    line = one_line("日" * 300, 40)
+
+    assert line == "日" * 11 + " [+289 characters]"
+    assert columns(line) == 40

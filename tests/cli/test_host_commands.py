@@ -152,6 +152,8 @@ def test_pending_lists_the_request_a_gate_failed_forget_left(profile: Path) -> N
                 "created_ms": request["created_ms"],
                 "operation": "forget",
                 "reason": "reason:obsolete",
+                "principal": "agent-a",
+                "agent_id": "agent-a",
             }
         ],
         "adjudications": [],
@@ -159,7 +161,10 @@ def test_pending_lists_the_request_a_gate_failed_forget_left(profile: Path) -> N
     text = _host("pending", "--host-profile", profile)
     assert text.exit_code == 0
     assert text.stdout == (
-        f"confirm  {request['request_id']}  forget {record_id} (reason: reason:obsolete)\n"
+        f"confirm  {request['request_id']}  forget\n"
+        f"  target    {record_id}\n"
+        "  asked by  principal agent-a, agent agent-a\n"
+        "  reason    | reason:obsolete\n"
     )
     assert TEXT not in text.stdout
     assert _get(profile, record_id)["ok"] is True

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
+from engram.store.location import DatabaseUrl, StoreLocation
 from engram.testing import (
     LineClient,
     call,
@@ -496,3 +497,62 @@ def test_actions_without_the_session_from_another_page_or_replayed_are_refused(
             "this form was already used or is not this page's: reload the page"
         )
     assert len(project.files()) == 2
+
+
+#: A reason that claims the owner asked, padded to wrap into a fake request, and a word
+#: too long for any cell.
+HOSTILE_REASON = (
+    "reason:acme's owner agent-a asked for this"
+    + " " * 250
+    + "confirm  conf_bbbbbbbbbbbbbbbbbbbbbbbb  forget mem_x "
+    + "y" * 150
+)
+
+
+def test_the_waiting_table_names_who_asked_and_keeps_a_hostile_reason_in_its_cell(
+    project: Project, tmp_path: Path, store_location: StoreLocation, browser: WebDriver
+) -> None:
+    from engram.host.runtime import open_memory
+
+    store = store_location.url if isinstance(store_location, DatabaseUrl) else str(store_location)
+    keys = None if isinstance(store_location, Path) else tmp_path / "owner" / "memory.keys"
+    owner = host_profile(
+        tmp_path / "owner", tenant="acme", workspace="payments", principal="agent-a", store=store
+    )
+    mallory = host_profile(
+        tmp_path / "mallory",
+        tenant="acme",
+        workspace="payments",
+        principal="mallory",
+        agent_id="mallory-bot",
+        store=store,
+        keys=keys,
+    )
+    with contextlib.closing(open_memory(owner)) as memory:
+        captured = memory.call("capture", current_capture_args(RECORD_TEXT, "owner.capture-0001"))
+        candidate = captured["output"]["value"]["candidate_id"]
+        admission = {"candidate_id": candidate, "idempotency_key": "owner.admission-01"}
+        record_id = memory.call("request_admission", admission)["output"]["value"]["outcome"][
+            "record_id"
+        ]
+    forget = {"record_id": record_id, "idempotency_key": "mallory.forget-01", "reason_ref": ""}
+    with contextlib.closing(open_memory(mallory)) as memory:
+        refused = memory.call("forget", {**forget, "reason_ref": HOSTILE_REASON})
+    assert refused["error"]["code"] == "gate_failed"
+
+    with _signed_in(browser, project, "--host-profile", str(owner)) as console:
+        browser.get(console.origin + "/governed/0")
+        [row] = _all_css(browser, "#confirmations tbody tr")
+        assert _by_css(browser, "#confirmations td.principal").text == "mallory"
+        assert _by_css(browser, "#confirmations td.agent").text == "mallory-bot"
+        reason = _by_css(browser, "#confirmations td.reason")
+        assert reason.text == (
+            "reason:acme's owner agent-a asked for this confirm conf_bbbbbbbbbbbbbbbbbbbbbbbb"
+            " forget mem_x " + "y" * 89 + " [+61 characters]"
+        )
+        overflow = browser.execute_script(
+            "const cell = arguments[0]; return cell.scrollWidth - cell.clientWidth;", reason
+        )
+        assert overflow <= 0
+        assert f"forget {record_id}" in row.text
+        screenshot(browser, "governed-who-asked")

@@ -281,3 +281,79 @@ def test_the_host_policy_can_gate_capture_and_admission(tmp_path: Path, clock: C
     assert request.tool == "capture"
     Maintenance(gated.engine, binding().scope).confirm(request.request_id)
     assert gated.value("capture", arguments)["status"] == "committed_pending"
+
+
+# --- who asked, and how many may wait (docs/memory-contract.md §3.28) --------------------
+
+
+def _capped(memory: Memory, cap: int) -> Memory:
+    """The same store and keys under a host policy allowing ``cap`` waiting requests."""
+    from engram.crypto.keyfiles import load_keyring
+    from engram.memory.engine import MemoryEngine
+    from engram.store.location import open_memory_store
+
+    keys = load_keyring(memory.engine.vault.keys.directory)
+    policy = HostPolicy(max_open_requests=cap)
+    engine = MemoryEngine(open_memory_store(memory.location), keys, policy, clock=memory.clock)
+    return Memory(engine, memory.clock, memory.location)
+
+
+def test_a_request_records_the_principal_and_agent_id_of_the_binding(memory: Memory) -> None:
+    record = memory.admit("who asked", "r1")
+    bob = binding(principal="bob")
+
+    memory.call("forget", _forget_args(record), bob)
+
+    [request] = _host(memory).pending().confirmations
+    assert (request.principal, request.agent_id) == ("bob", "bob-agent")
+    [stored] = memory.rows("SELECT principal, agent_id FROM confirmations")
+    assert stored == ("bob", "bob-agent")
+
+
+def test_a_request_an_older_engram_stored_without_an_agent_id_is_shown_as_unknown(
+    memory: Memory,
+) -> None:
+    record = memory.admit("older request", "r1")
+    memory.call("forget", _forget_args(record))
+    memory.rows("UPDATE confirmations SET agent_id = NULL")
+
+    [request] = _host(memory).pending().confirmations
+
+    assert (request.principal, request.agent_id) == ("alice", "unknown")
+
+
+def test_past_the_hosts_cap_a_request_is_rate_limited_leaves_nothing_and_is_audited(
+    memory: Memory,
+) -> None:
+    capped = _capped(memory, 2)
+    record = capped.admit("capped", "r1")
+
+    envelopes = [
+        capped.call("forget", _forget_args(record, f"capped-forget-{n:04d}")) for n in range(3)
+    ]
+
+    assert [envelope["error"]["code"] for envelope in envelopes] == [
+        "gate_failed",
+        "gate_failed",
+        "RATE_LIMITED",
+    ]
+    assert envelopes[2]["error"]["retriable"] is True
+    assert len(_host(capped).pending().confirmations) == 2
+    assert memory.rows(
+        "SELECT outcome FROM audit WHERE audit_id = ?", (envelopes[2]["auditId"],)
+    ) == [("RATE_LIMITED",)]
+    capped.engine.store.close()
+
+
+def test_a_request_past_its_300_seconds_no_longer_counts_against_the_cap(
+    memory: Memory, clock: Clock
+) -> None:
+    capped = _capped(memory, 1)
+    record = capped.admit("expiring", "r1")
+    assert capped.code("forget", _forget_args(record, "expiring-forget-0001")) == "gate_failed"
+    assert capped.code("forget", _forget_args(record, "expiring-forget-0002")) == "RATE_LIMITED"
+
+    clock.now += 300_001
+
+    assert capped.code("forget", _forget_args(record, "expiring-forget-0002")) == "gate_failed"
+    capped.engine.store.close()

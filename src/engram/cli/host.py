@@ -17,6 +17,7 @@ from engram.cli.output import json_option
 if TYPE_CHECKING:  # the engine is imported by the command that needs it
     from engram.host.runtime import HostMemory
     from engram.memory.maintenance import Maintenance
+    from engram.memory.ports import ConfirmationRow
 
 __all__ = ["host"]
 
@@ -126,7 +127,13 @@ def _maintenance(profile: Path) -> Maintenance:
 @PROFILE_OPTION
 @json_option("Print JSON.")
 def pending(profile: Path, as_json: bool) -> None:
-    """List open confirmation requests and candidates awaiting adjudication."""
+    """List open confirmation requests and who asked, and candidates to adjudicate.
+
+    Who asked is the principal and agent id the server bound the call to, never what the
+    agent wrote. The agent's reason is escaped, its runs of whitespace one space, cut at
+    200 columns, and framed: each line of it starts with "reason    |" or an indented "|",
+    and no line is wider than 72 columns.
+    """
     items = _maintenance(profile).pending()
     if as_json:
         click.echo(
@@ -139,6 +146,8 @@ def pending(profile: Path, as_json: bool) -> None:
                             "target": row.target,
                             "created_ms": row.created_ms,
                             **row.display,
+                            "principal": row.principal,
+                            "agent_id": row.agent_id,
                         }
                         for row in items.confirmations
                     ],
@@ -151,12 +160,37 @@ def pending(profile: Path, as_json: bool) -> None:
     if not items.confirmations and not items.adjudications:
         click.echo("nothing is waiting")
     for row in items.confirmations:
-        # The operation and target are the server's own record; the agent's reason comes
-        # escaped from the domain.
-        reason = f" (reason: {row.display['reason']})" if "reason" in row.display else ""
-        click.echo(f"confirm  {row.request_id}  {row.tool} {row.target}{reason}")
+        click.echo("\n".join(_request_lines(row)))
     for candidate in items.adjudications:
         click.echo(f"adjudicate  {candidate}")
+
+
+#: The frame of a request's reason: every line of it starts so, and none is wider than
+#: :data:`_WIDTH` columns, so no reason wraps on a terminal of 80 columns or more into a
+#: line that could pass for a request of its own (those alone start at the margin; a
+#: target, 56 characters for a record, has a line of its own to fit too).
+_REASON_FRAME = "  reason    | "
+_CONTINUED_FRAME = "            | "
+_WIDTH = 72
+
+
+def _request_lines(row: ConfirmationRow) -> list[str]:
+    """One request as the operator reads it: the request and its operation at the
+    margin, then indented the server's own target, who asked (the binding the server
+    bound the call to, never the agent's text) and the agent's reason (escaped,
+    whitespace collapsed, cut: the domain's one line), framed and wrapped here."""
+    from engram.safety.display import wrapped
+
+    lines = [
+        f"confirm  {row.request_id}  {row.tool}",
+        f"  target    {row.target}",
+        f"  asked by  principal {row.principal}, agent {row.agent_id}",
+    ]
+    reason = row.display.get("reason")
+    if isinstance(reason, str):
+        for number, part in enumerate(wrapped(reason, _WIDTH - len(_REASON_FRAME))):
+            lines.append((_CONTINUED_FRAME if number else _REASON_FRAME) + part)
+    return lines
 
 
 @host.command("confirm")

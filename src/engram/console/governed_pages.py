@@ -17,6 +17,7 @@ from starlette.responses import RedirectResponse, Response
 from engram.console import charts
 from engram.memory.gate import APPROVAL_TTL_MS
 from engram.memory.lifecycle import RECORD_STATES
+from engram.memory.maintenance import REASON_COLUMNS
 from engram.memory.overview import DayActivity
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             confirmations=waiting.confirmations,
             held=view.overview.held(),
             approval_s=APPROVAL_S,
+            reason_columns=REASON_COLUMNS,
             activity=chart,
             by_state=charts.bars(counts["states"]),
             by_age=charts.bars(counts["ages"]),

@@ -21,7 +21,9 @@ from engram.errors import TrustedContextUnavailable
 from engram.memory.binding import MEMORY_TOOLS
 from engram.memory.settings import (
     CONFIRM_VIA,
+    DEFAULT_MAX_OPEN_REQUESTS,
     DEFAULT_RETENTION_MAX_DAYS,
+    MAX_OPEN_REQUESTS,
     MAX_RECORD_BYTES,
     MIN_RECORD_BYTES,
     ConfirmVia,
@@ -118,6 +120,15 @@ def _record_ceiling(admission: dict[str, Any]) -> int:
     return value
 
 
+def _open_requests(confirmation: dict[str, Any]) -> int:
+    value = _count(confirmation, "max_open_requests", DEFAULT_MAX_OPEN_REQUESTS)
+    if value > MAX_OPEN_REQUESTS:
+        raise TrustedContextUnavailable(
+            f"host profile max_open_requests must be 1..{MAX_OPEN_REQUESTS}"
+        )
+    return value
+
+
 def _names(
     table: dict[str, Any], key: str, allowed: Collection[str] | None = None
 ) -> frozenset[str]:
@@ -179,6 +190,7 @@ def _profile(path: Path, data: dict[str, Any]) -> HostProfile:
             confirm_tools=_names(admission, "require_confirmation", MEMORY_TOOLS),
             max_record_bytes=_record_ceiling(admission),
             confirm_via=_confirm_via(data.get("confirmation", {})),
+            max_open_requests=_open_requests(data.get("confirmation", {})),
         ),
         store=_store_location(store, base),
         keys=(base / _text(store, "keys")).resolve(),
@@ -264,6 +276,13 @@ def render_profile(
         tomlkit.item(confirm_via).comment(
             "who approves withdraw, forget and gated tools: host (engram host confirm),"
             " dialog (the client's dialog, when a person sees it), or both"
+        ),
+    )
+    confirmation.add(
+        "max_open_requests",
+        tomlkit.item(DEFAULT_MAX_OPEN_REQUESTS).comment(
+            "requests one principal may have waiting; the next call is RATE_LIMITED"
+            f" until you confirm or deny one (1 to {MAX_OPEN_REQUESTS})"
         ),
     )
     document.add("confirmation", confirmation)

@@ -13,6 +13,7 @@ its audit entry is written in a transaction of its own. Gated mutations pass
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -29,6 +30,7 @@ from engram.errors import (
     ContractError,
     ElicitationFailed,
     GateFailed,
+    RateLimited,
     TrustedContextUnavailable,
     UnknownTool,
 )
@@ -46,6 +48,7 @@ from engram.memory.gate import (
     WindowClosed,
     consume_host_approval,
     host_approval,
+    leave_request,
 )
 from engram.memory.idempotency import intent_digest, remember, replay, stored_key
 from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
@@ -128,8 +131,9 @@ class MemoryEngine:
             validate_arguments(tool, arguments)
             value = self._run(tool, dict(arguments), binding, audit_id, confirm)
         except PendingConfirmation as pending:
-            self._leave_request(tool, binding, arguments, audit_id, pending)
-            return failure(GateFailed(), audit_id)
+            return failure(
+                self._leave_request(tool, binding, arguments, audit_id, pending), audit_id
+            )
         except WindowClosed as closed:
             self._spend(closed, tool, binding, arguments, audit_id)
             return failure(GateFailed(), audit_id)
@@ -403,12 +407,21 @@ class MemoryEngine:
         arguments: Mapping[str, Any],
         audit_id: str,
         pending: PendingConfirmation,
-    ) -> None:
+    ) -> ContractError:
+        """Leave the request for the operator; what the call is refused with:
+        ``gate_failed``, or ``RATE_LIMITED`` when its principal has the host's
+        ``max_open_requests`` waiting already (nothing is left then)."""
+        refusal: ContractError = GateFailed()
         entry = self._entry(tool, binding, arguments, GateFailed.code, audit_id, None)
         with self.store.write() as tx:
             if pending.row is not None:
-                tx.add_confirmation(pending.row)
+                try:
+                    leave_request(tx, pending.row, self.policy.max_open_requests)
+                except RateLimited as limited:
+                    refusal = limited
+                    entry = dataclasses.replace(entry, outcome=limited.code)
             tx.audit(entry)
+        return refusal
 
     # --- after the commit ----------------------------------------------------------
 

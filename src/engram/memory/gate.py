@@ -23,6 +23,11 @@ Clocks (all epoch milliseconds on the engine's clock):
 An approval is single-use, and matches only the same principal, scope, tool, target
 and operation digest (the digest of the tool and its exact arguments, idempotency key
 included). Nothing the model writes can approve: there is no argument for it.
+
+A request records who asked as the host bound the call (principal and agent id), never
+as the agent wrote it. One principal may have at most the host's ``max_open_requests``
+requests waiting in a scope: the call that would leave one more is ``RATE_LIMITED``
+(retriable), so that an agent cannot bury the operator's list (:func:`leave_request`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any, Final, Protocol
 
 from engram.canonical import digest
 from engram.crypto.ids import random_id
+from engram.errors import RateLimited
 from engram.memory.binding import Binding
 from engram.memory.ports import ConfirmationRow, MemoryTransaction
 from engram.safety.display import escaped
@@ -50,6 +56,7 @@ __all__ = [
     "WindowClosed",
     "consume_host_approval",
     "host_approval",
+    "leave_request",
     "new_request_id",
 ]
 
@@ -190,5 +197,20 @@ def consume_host_approval(
             operation_digest=operation.operation_digest,
             created_ms=now_ms,
             display=operation.display(),
+            agent_id=binding.agent_id,
         )
     )
+
+
+def leave_request(tx: MemoryTransaction, row: ConfirmationRow, max_open: int) -> None:
+    """Record a confirmation request for the operator, unless its principal already has
+    ``max_open`` waiting in the scope: then ``RATE_LIMITED`` and nothing is recorded.
+
+    Counted in the transaction that records it (writers take turns on both backends), so
+    principals calling at once cannot pass the cap together. A request the operator
+    confirmed or denied, or one past its :data:`REQUEST_TTL_MS`, no longer counts.
+    """
+    since = row.created_ms - REQUEST_TTL_MS
+    if tx.open_requests(row.scope_id, row.principal, since) >= max_open:
+        raise RateLimited()
+    tx.add_confirmation(row)

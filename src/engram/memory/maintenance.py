@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from engram.canonical import digest
 from engram.errors import GateFailed, IllegalTransition, JournalCorrupt, NotFound
@@ -24,9 +24,15 @@ from engram.memory.journal import first_bad_cursor
 from engram.memory.lifecycle import HOST_RECORD_TRANSITIONS, check_candidate, check_record
 from engram.memory.ports import ConfirmationRow, MemoryTransaction, RecordRow
 from engram.memory.records import index_text
-from engram.safety.display import escaped
+from engram.safety.display import escaped, one_line
 
-__all__ = ["Maintenance", "PendingItems"]
+__all__ = ["REASON_COLUMNS", "UNKNOWN_AGENT", "Maintenance", "PendingItems"]
+
+#: The most of an agent's reason a person is shown, in terminal columns (a reason_ref
+#: holds up to 512 bytes; with escapes it could be six times as wide).
+REASON_COLUMNS: Final = 200
+#: Who asked, for a request an engram before the agent_id column stored.
+UNKNOWN_AGENT: Final = "unknown"
 
 _HOST = digest("actor", {"host": "operator"})
 
@@ -59,9 +65,14 @@ class Maintenance:
     # --- confirmations and adjudication ------------------------------------------
 
     def pending(self) -> PendingItems:
-        """Open confirmation requests and held candidates, fit to show a person: whatever
-        an agent wrote in a request (its reason) is escaped, also in rows an older engram
-        stored (:func:`engram.safety.display.escaped`)."""
+        """Open confirmation requests and held candidates, fit to show a person.
+
+        Who asked is the binding the server bound the call to (``principal``,
+        ``agent_id``; ``unknown`` for a request an older engram stored), never text the
+        agent wrote. Whatever an agent wrote in a request (its reason) is one field of at
+        most :data:`REASON_COLUMNS` columns: escaped, whitespace runs collapsed, cut with
+        a marker (:func:`engram.safety.display.one_line`), also in rows an older engram
+        stored."""
         now = self.engine.clock()
         with self.engine.store.read() as reader:
             confirmations = [
@@ -233,4 +244,13 @@ class Maintenance:
 
 def _shown(row: ConfirmationRow) -> ConfirmationRow:
     display = {k: escaped(v) if isinstance(v, str) else v for k, v in row.display.items()}
-    return dataclasses.replace(row, target=escaped(row.target), display=display)
+    if isinstance(row.display.get("reason"), str):
+        display["reason"] = one_line(row.display["reason"], REASON_COLUMNS)
+    return dataclasses.replace(
+        row,
+        target=escaped(row.target),
+        display=display,
+        # Host-written, but shown on the same screen: escaped all the same.
+        principal=escaped(row.principal),
+        agent_id=UNKNOWN_AGENT if row.agent_id is None else escaped(row.agent_id),
+    )

@@ -89,6 +89,9 @@ class ConfirmationRow:
     approved_ms: int | None = None
     consumed_ms: int | None = None
     display: dict[str, Any] = field(default_factory=dict)
+    #: The agent id of the binding the call was bound to (the principal is above); ``None``
+    #: for a request an engram before this column stored.
+    agent_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +373,11 @@ class MemoryTransaction(MemoryReader, Protocol):
     def open_request_exists(
         self, scope_id: str, principal: str, operation_digest: str, created_since_ms: int
     ) -> bool: ...
+
+    def open_requests(self, scope_id: str, principal: str, created_since_ms: int) -> int:
+        """How many of the principal's requests created since then wait for the operator
+        (neither approved nor spent)."""
+        ...
 
     def approve_confirmation(self, request_id: str, now_ms: int) -> None: ...
 

@@ -10,7 +10,9 @@ from typing import Final, Literal
 
 __all__ = [
     "CONFIRM_VIA",
+    "DEFAULT_MAX_OPEN_REQUESTS",
     "DEFAULT_RETENTION_MAX_DAYS",
+    "MAX_OPEN_REQUESTS",
     "MAX_RECORD_BYTES",
     "MIN_RECORD_BYTES",
     "ConfirmVia",
@@ -27,6 +29,13 @@ DEFAULT_RETENTION_MAX_DAYS: Final = 30
 #: ``limit``) under the 1 MiB response ceiling (docs/memory-contract.md §3.26).
 MAX_RECORD_BYTES: Final = 16_384
 MIN_RECORD_BYTES: Final = 1_024
+#: How many confirmation requests one principal may have waiting for the operator in a
+#: scope; the next gated call that would leave one is ``RATE_LIMITED`` (retriable) until
+#: the operator confirms or denies one, or one expires (docs/memory-contract.md §3.28).
+#: Ten fit one screen of ``engram host pending`` (four lines each) with room for the
+#: other principals', and are more than a task's withdrawals and forgets need at once.
+DEFAULT_MAX_OPEN_REQUESTS: Final = 10
+MAX_OPEN_REQUESTS: Final = 1_000
 
 
 #: Who may approve a gated operation (docs/memory-contract.md §3.27):
@@ -50,6 +59,8 @@ class HostPolicy:
     #: ``dialog`` here: an embedding host that passes a Confirmer shows it to a person;
     #: a host profile (the MCP server's) defaults to ``host``.
     confirm_via: ConfirmVia = "dialog"
+    #: Confirmation requests one principal may have waiting at once (see above).
+    max_open_requests: int = DEFAULT_MAX_OPEN_REQUESTS
 
     @property
     def retention_max_ms(self) -> int:

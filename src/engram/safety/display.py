@@ -9,15 +9,27 @@ and isolates among them, which reorder what follows). :func:`displayable` tells 
 a string holds none of them (the schemas refuse the others in refs and keys); :func:`escaped`
 shows each of them as a visible ``\\uXXXX`` escape, for every agent-written string printed
 to a terminal or put in a dialog, whatever its origin.
+
+Escaping is not enough where a person reads a list: a reason of 300 spaces and then text
+that looks like the list's next entry wraps, on a terminal of known width, into a line of
+its own. :func:`one_line` is agent text fit for one field of such a list (whitespace runs
+collapsed, a length in terminal columns with a marker for what was cut), and
+:func:`wrapped` cuts it into lines a caller frames, so that every line holding agent text
+starts with the caller's frame and none is wider than the caller chose.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from engram.safety.invisible import INVISIBLE_RANGES
 
-__all__ = ["displayable", "escaped", "shown"]
+__all__ = ["columns", "displayable", "escaped", "one_line", "shown", "wrapped"]
+
+#: Combining marks kept on one base character; more are escaped: a stack of hundreds
+#: draws over the lines above and below it.
+_MARKS_KEPT = 2
 
 _UNSAFE = re.compile(
     "[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029"
@@ -48,3 +60,87 @@ def shown(text: str) -> str:
     return "\n".join(
         "\t".join(escaped(part) for part in line.split("\t")) for line in text.split("\n")
     )
+
+
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` (already escaped) takes: East Asian wide and
+    full-width characters two, combining marks none, the others one."""
+    return sum(_width(character) for character in text)
+
+
+def _width(character: str) -> int:
+    if unicodedata.combining(character) or unicodedata.category(character) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(character) in ("W", "F") else 1
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` as one field of a list a person reads: :func:`escaped` (so one line, and
+    no character reorders or hides another; every other character Python does not call
+    printable, and a combining mark past the second on one character, escaped too),
+    every run of the whitespace left (spaces of any width) one space, the ends trimmed,
+    and at most ``limit`` columns: what does not fit is replaced by `` [+N characters]``
+    (N: how many characters of the collapsed text were left out, an escape counting as
+    one), the whole still within ``limit``."""
+    pieces = _pieces(text)
+    if sum(columns(piece) for piece in pieces) <= limit:
+        return "".join(pieces)
+    kept: list[str] = []
+    used = 0
+    for index, piece in enumerate(pieces):
+        marker = f" [+{len(pieces) - index} characters]"
+        if used + columns(piece) + len(marker) > limit:
+            # The marker of what is left from here, checked to fit with what is kept.
+            while kept and used + len(marker) > limit:
+                used -= columns(kept.pop())
+                marker = f" [+{len(pieces) - len(kept)} characters]"
+            return "".join(kept).rstrip() + marker
+        kept.append(piece)
+        used += columns(piece)
+    return "".join(kept)  # pragma: no cover - the sum above said it does not fit
+
+
+def _pieces(text: str) -> list[str]:
+    """Each character of ``text`` as it is shown (escaped, or one space for a run of
+    whitespace), the ends trimmed."""
+    pieces: list[str] = []
+    marks = 0
+    for character in text:
+        point = ord(character)
+        combining = bool(unicodedata.combining(character))
+        marks = marks + 1 if combining else 0
+        if character.isspace() and not _UNSAFE.match(character):
+            if pieces and pieces[-1] != " ":
+                pieces.append(" ")
+        elif _UNSAFE.match(character) or not character.isprintable() or marks > _MARKS_KEPT:
+            # Past the escapes of every display: a lone surrogate, a private-use or an
+            # unassigned code point (a later Unicode's, which a terminal may draw).
+            pieces.append(f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}")
+        else:
+            pieces.append(character)
+    while pieces and pieces[-1] == " ":
+        pieces.pop()
+    return pieces
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """``text`` (one line, already safe: :func:`one_line`) cut into lines of at most
+    ``width`` columns, at spaces where a word fits, else inside the word."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        candidate = f"{line} {word}" if line else word
+        if columns(candidate) <= width:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+        line = ""
+        for character in word:
+            if columns(line + character) > width:
+                lines.append(line)
+                line = ""
+            line += character
+    if line or not lines:
+        lines.append(line)
+    return lines

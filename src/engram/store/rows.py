@@ -69,7 +69,7 @@ RECORD_FIELDS = (
 RECORD_COLUMNS = ", ".join(RECORD_FIELDS)
 _CONFIRMATION_COLUMNS = (
     "request_id, scope_id, principal, tool, target, operation_digest, created_ms,"
-    " approved_ms, consumed_ms, display"
+    " approved_ms, consumed_ms, display, agent_id"
 )
 
 
@@ -90,6 +90,7 @@ def confirmation_from_row(row: Sequence[Any]) -> ConfirmationRow:
         approved_ms=row[7],
         consumed_ms=row[8],
         display=json.loads(row[9]),
+        agent_id=row[10],
     )
 
 
@@ -605,7 +606,7 @@ class RowWrites(RowReads):
 
     def add_confirmation(self, row: ConfirmationRow) -> None:
         self.db.execute(
-            f"INSERT INTO confirmations ({_CONFIRMATION_COLUMNS}) VALUES ({_marks(10)})",
+            f"INSERT INTO confirmations ({_CONFIRMATION_COLUMNS}) VALUES ({_marks(11)})",
             (
                 row.request_id,
                 row.scope_id,
@@ -617,6 +618,7 @@ class RowWrites(RowReads):
                 row.approved_ms,
                 row.consumed_ms,
                 json.dumps(row.display, sort_keys=True),
+                row.agent_id,
             ),
         )
 
@@ -658,6 +660,15 @@ class RowWrites(RowReads):
             ).fetchone()
             is not None
         )
+
+    def open_requests(self, scope_id: str, principal: str, created_since_ms: int) -> int:
+        # One range of confirmations_by_principal: a principal's past requests stay out.
+        row = self.db.execute(
+            "SELECT count(*) FROM confirmations WHERE scope_id = ? AND principal = ?"
+            " AND created_ms >= ? AND approved_ms IS NULL AND consumed_ms IS NULL",
+            (scope_id, principal, created_since_ms),
+        ).fetchone()
+        return int(row[0])
 
     def approve_confirmation(self, request_id: str, now_ms: int) -> None:
         self.db.execute(

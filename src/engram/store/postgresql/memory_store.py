@@ -219,6 +219,18 @@ def _expiry_of_live_records(session: Session) -> None:
     )
 
 
+@pg_migration(SCHEMA, 7)
+def _who_asked(session: Session) -> None:
+    # The operator is shown who asked for each confirmation: the agent id of the binding
+    # beside its principal (rows from before have none: shown "unknown"), and the open
+    # requests of one principal are counted against the host's cap by one index range.
+    session.execute("ALTER TABLE confirmations ADD COLUMN IF NOT EXISTS agent_id TEXT")
+    session.execute(
+        "CREATE INDEX IF NOT EXISTS confirmations_by_principal"
+        " ON confirmations (scope_id, principal, created_ms)"
+    )
+
+
 def tokens(text: str) -> list[str]:
     """The tokens FTS5's ``unicode61`` tokenizer makes of analyzed text."""
     return _TOKEN.findall(text)

@@ -273,6 +273,21 @@ def _overview_indexes(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+@migration(SCHEMA, 13)
+def _who_asked(db: sqlite3.Connection) -> None:
+    # The operator is shown who asked for each confirmation: the agent id of the binding
+    # beside its principal (rows from before have none: shown "unknown"), and the open
+    # requests of one principal are counted against the host's cap by one index range.
+    # SQLite has no ADD COLUMN IF NOT EXISTS: a store whose migration rows were lost keeps
+    # its column.
+    if "agent_id" not in {row[1] for row in db.execute("PRAGMA table_info(confirmations)")}:
+        db.execute("ALTER TABLE confirmations ADD COLUMN agent_id TEXT")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS confirmations_by_principal"
+        " ON confirmations (scope_id, principal, created_ms)"
+    )
+
+
 def _fts(scope_id: str) -> str:
     """The scope's FTS5 table for this analyzer (:func:`analyzer_tag`; the first, a plain
     tokenizer, had no tag: ``fts_<scope>``)."""
