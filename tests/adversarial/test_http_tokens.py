@@ -415,3 +415,66 @@ def test_a_token_revoked_on_one_machine_is_refused_by_a_server_sharing_only_the_
     assert revoked.exit_code == 0, revoked.output
     for port in servers.ports.values():  # "elsewhere" has its own copy of the keys
         assert _listed(port, token) == (401, UNAUTHORIZED)
+
+
+def test_a_legacy_session_open_when_a_grant_is_cut_loses_the_tool_at_its_next_request(
+    servers: Servers, tmp_path: Path
+) -> None:
+    profile = _new_profile(servers.store, tmp_path / "p", "agent-legacy")
+    token = issue_token(load_profile(profile), int(time.time()))
+    port = servers.ports["host"]
+    initialize = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "attacker", "version": "1"},
+    }
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/mcp",
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}
+        ).encode(),
+        {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {token}",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        session = response.headers["Mcp-Session-Id"]
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    before = _post(port, token, listing, {"Mcp-Session-Id": session})
+
+    text = profile.read_text(encoding="utf-8")
+    granted = next(line for line in text.splitlines() if line.startswith("tools = "))
+    _edit(profile, granted, 'tools = ["search"]')
+    after = _post(port, token, listing, {"Mcp-Session-Id": session})
+
+    assert before[0] == 200
+    assert sorted(tool["name"] for tool in before[1]["result"]["tools"]) == ALL_TOOLS
+    assert after[0] == 200
+    assert [tool["name"] for tool in after[1]["result"]["tools"]] == ["engram_memory_search"]
+
+
+def test_a_refusal_is_logged_with_its_reason_and_never_with_the_token(tmp_path: Path) -> None:
+    served = host_profile(tmp_path / "served")
+    store = load_profile(served)
+    profile = host_profile(tmp_path / "p", principal="agent-log", store=store.store)
+    now = int(time.time())
+    revoked, disabled = (issue_token(load_profile(profile), now) for _ in range(2))
+    with HttpServer(served) as server:
+        assert _listed(server.port, revoked)[0] == 200
+        assert (
+            CliRunner()
+            .invoke(cli, ["host", "revoke-token", revoked, "--host-profile", str(profile)])
+            .exit_code
+            == 0
+        )
+        assert _listed(server.port, revoked) == (401, UNAUTHORIZED)
+        _edit(profile, "enabled = true", "enabled = false")
+        assert _listed(server.port, disabled) == (401, UNAUTHORIZED)
+
+    log = server.stderr.decode("utf-8", "replace")
+    assert "refused a request: token revoked" in log
+    assert "refused a request: the token's profile is disabled ([memory] enabled = false)" in log
+    assert revoked not in log
+    assert disabled not in log
