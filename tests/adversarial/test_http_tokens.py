@@ -478,3 +478,24 @@ def test_a_refusal_is_logged_with_its_reason_and_never_with_the_token(tmp_path: 
     assert "refused a request: the token's profile is disabled ([memory] enabled = false)" in log
     assert revoked not in log
     assert disabled not in log
+
+
+def test_no_token_is_let_through_while_the_revocation_list_cannot_be_read(
+    postgres_run: PostgresRun, tmp_path: Path
+) -> None:
+    url = postgres_run.new_store()
+    profile = host_profile(tmp_path / "host", store=url.url)
+    token = issue_token(load_profile(profile), int(time.time()))
+    with HttpServer(profile) as server:
+        assert _listed(server.port, token) == (200, ALL_TOOLS)
+        postgres_run.drop_store(url)  # the revocation list is gone with its schema
+
+        status, answer = _listed(server.port, token)
+
+    assert status == 503
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32603, "message": "The store is unavailable; back off and retry."},
+    }
+    assert token not in server.stderr.decode("utf-8", "replace")

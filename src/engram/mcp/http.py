@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from engram import __version__
-from engram.errors import TokenRefused
+from engram.errors import StoreUnavailable, TokenRefused
 from engram.host.tokens import Admitted, TokenChecks, profile_digest, request_state_key
 from engram.mcp.connection import Connection
 from engram.mcp.dispatcher import Dispatcher, ServerIdentity
@@ -244,8 +244,10 @@ def create_app(settings: HttpSettings) -> Starlette:
 
 def _admit(request: HttpRequest, settings: HttpSettings) -> Admitted | HttpResponse:
     """The request's admitted token; or, before the body is read, 403 for a foreign
-    ``Host`` or ``Origin`` (DNS rebinding) and 401 without a token the host issued for a
-    profile of this store that is still enabled, trusted and bound as the token says."""
+    ``Host`` or ``Origin`` (DNS rebinding), 401 without a token the host issued for a
+    profile of this store that is still enabled, trusted and bound as the token says, and
+    503 (retry) when the store's revocation list cannot be read: no token is let through
+    unchecked."""
     host = request.headers.get("host", "")
     if host not in settings.hosts:
         return _plain(403, "unknown Host")
@@ -264,6 +266,9 @@ def _admit(request: HttpRequest, settings: HttpSettings) -> Admitted | HttpRespo
             _error(None, UNAUTHORIZED, "Unauthorized"),
             {"WWW-Authenticate": 'Bearer error="invalid_token"'},
         )
+    except StoreUnavailable as unavailable:  # the revocation list could not be read
+        log.warning("could not check a token: %s", unavailable.detail)
+        return _json(503, _error(None, -32603, StoreUnavailable.message), {"Retry-After": "1"})
 
 
 async def _post(
