@@ -41,4 +41,26 @@ def test_a_changed_profile_gets_a_new_dispatcher_and_the_old_closes_after_its_la
         assert same_key == key  # a legacy session keeps its binding
         assert still_open is False
         assert closed.wait(30)
-        assert settings.dispatchers[key] is changed
+        assert list(settings.dispatchers.values()) == [changed]
+
+
+def test_tokens_of_one_profile_with_other_grants_are_served_side_by_side(tmp_path: Path) -> None:
+    path = host_profile(tmp_path / "host")
+    text = path.read_text(encoding="utf-8")
+    granted = next(line for line in text.splitlines() if line.startswith("tools = "))
+    path.write_text(text.replace(granted, 'tools = ["search"]'), encoding="utf-8")
+    narrow = issue_token(load_profile(path), int(time.time()))
+    path.write_text(text, encoding="utf-8")  # every tool granted again
+    wide = issue_token(load_profile(path), int(time.time()))
+    with contextlib.ExitStack() as resources:
+        settings = HttpSettings(load_profile(path), frozenset(), ServerOptions(), resources)
+        served = []
+        for token in (narrow, wide, narrow, wide):
+            one, _ = settings.dispatcher(settings.admit(token))
+            settings.release(one)
+            served.append(one)
+
+    assert served[0] is served[2]
+    assert served[1] is served[3]
+    assert served[0] is not served[1]
+    assert not any(one.retired for one in served)

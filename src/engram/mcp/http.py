@@ -109,7 +109,9 @@ class HttpSettings:
     clock: Callable[[], float] = time.time
     #: Legacy sessions: each one's connection and the binding that opened it.
     sessions: dict[str, tuple[Connection, tuple[Any, ...]]] = field(default_factory=dict)
-    #: The current dispatcher of each binding (profile path and binding fields).
+    #: The current dispatcher of each binding (profile path and binding fields) and set
+    #: of grants served: two tokens of one profile, issued before and after a grant was
+    #: added, are served side by side, not by a dispatcher made anew at each turn.
     dispatchers: dict[tuple[Any, ...], _Served] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     checks: TokenChecks | None = None
@@ -127,8 +129,9 @@ class HttpSettings:
         """The dispatcher serving the profile ``admitted`` names as it is now, counted
         as busy until :meth:`release`; and the key of its binding."""
         key = _binding_key(admitted)
+        served_as = (*key, tuple(sorted(admitted.profile.grants)))
         with self.lock:
-            found = self.dispatchers.get(key)
+            found = self.dispatchers.get(served_as)
             if found is None or found.version != admitted.version:
                 retired = found
                 opened = self.resources.enter_context(contextlib.ExitStack())
@@ -137,7 +140,7 @@ class HttpSettings:
                     admitted.version,
                     opened,
                 )
-                self.dispatchers[key] = found
+                self.dispatchers[served_as] = found
                 if retired is not None:
                     retired.retired = True
                     if retired.calls == 0:
