@@ -1,27 +1,597 @@
-"""Cost of the credential detector: ``find_secrets`` on a 4 KB note and on 1 MB inputs.
+"""The credential detector, measured: how much it catches, how often it errs, what it costs.
 
-usage: .venv/bin/python bench/secret_detector.py [--runs 5]
-The 1 MB inputs are the contract's largest argument; the adversarial ones repeat the
-start of a pattern so that a backtracking regular expression would go quadratic.
+usage: .venv/bin/python bench/secret_detector.py [--runs 5] [--src DIR] [--no-record]
+
+Three parts, each under its own key of ``bench/results.json``:
+
+``secrets_corpus``
+    A generated corpus, the same on every run (seeded): fake credentials of 15 vendor
+    formats (documented prefix, random body: no real secret is here) and random
+    passwords, each hidden in the ways an agent that wants one stored would hide it
+    (split across components, spaced, grouped, wrapped, encoded, in look-alike letters,
+    on a command line…: :data:`DISGUISES`), and ordinary texts of a coding project (docs
+    prose, code, logs, commit messages, shell commands, public identifiers:
+    :data:`ORDINARY`). Each is put to ``contains_disguised_secret``, the check that decides
+    what is stored. Recall per disguise, false-positive rate per kind of ordinary text.
+``secrets_cost``
+    Milliseconds per KiB of ``find_secrets`` and of ``contains_disguised_secret`` on
+    ordinary text and on text full of disguised credentials.
+``secrets_find``
+    ``find_secrets`` on a 4 KB note and on 1 MB inputs (the contract's largest argument);
+    the adversarial ones repeat the start of a pattern so that a backtracking regular
+    expression would go quadratic.
+
+``--src`` measures another checkout's ``src`` (an older commit, for a before/after
+figure); ``--no-record`` prints without writing ``bench/results.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import codecs
+import hashlib
+import json
 import random
 import string
 import sys
 import time
-from collections.abc import Callable
+import urllib.parse
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import record, summary
-
-from engram.safety.secrets import find_secrets, strip_invisible
+from _results import record, summary  # noqa: E402
 
 MEGABYTE = 1 << 20
-SRC = Path(__file__).resolve().parents[1] / "src" / "engram"
+SRC = ROOT / "src" / "engram"
+
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+BASE64 = ALNUM + "+/"
+BASE64URL = ALNUM + "-_"
+HEX = "0123456789abcdef"
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_POD = "bcdfghjklmnpqrstvwxz2456789"  # the characters of a Kubernetes pod name's suffix
+
+# --- Credentials: vendor formats with seeded random bodies -------------------------------
+
+
+def _draw(rng: random.Random, alphabet: str, length: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(length))
+
+
+def _b64url(data: str) -> str:
+    return base64.urlsafe_b64encode(data.encode()).decode().rstrip("=")
+
+
+def _jwt(rng: random.Random) -> str:
+    header = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}))
+    claims = {"sub": str(rng.randrange(10**9)), "iat": 1_700_000_000 + rng.randrange(10**7)}
+    return f"{header}.{_b64url(json.dumps(claims))}.{_draw(rng, BASE64URL, 43)}"
+
+
+#: name -> a credential of that format, from a seeded generator.
+VENDORS: dict[str, Callable[[random.Random], str]] = {
+    "github_classic": lambda r: "ghp_" + _draw(r, ALNUM, 36),
+    "github_fine_grained": lambda r: f"github_pat_{_draw(r, ALNUM, 22)}_{_draw(r, ALNUM, 59)}",
+    "gitlab": lambda r: "glpat-" + _draw(r, BASE64URL, 20),
+    "slack_bot": lambda r: (
+        f"xoxb-{_draw(r, string.digits, 11)}-{_draw(r, string.digits, 13)}-" + _draw(r, ALNUM, 24)
+    ),
+    "stripe_secret": lambda r: r.choice(["sk_live_", "rk_live_"]) + _draw(r, ALNUM, 24),
+    "aws_access_key": lambda r: "AKIA" + _draw(r, UPPER_DIGITS, 16),
+    "google_api": lambda r: "AIza" + _draw(r, BASE64URL, 35),
+    "google_oauth": lambda r: "GOCSPX-" + _draw(r, BASE64URL, 28),
+    "openai_project": lambda r: "sk-proj-" + _draw(r, BASE64URL, 48),
+    "anthropic": lambda r: "sk-ant-api03-" + _draw(r, BASE64URL, 93) + "AA",
+    "npm": lambda r: "npm_" + _draw(r, ALNUM, 36),
+    "huggingface": lambda r: "hf_" + _draw(r, string.ascii_letters, 34),
+    "sendgrid": lambda r: f"SG.{_draw(r, BASE64URL, 22)}.{_draw(r, BASE64URL, 43)}",
+    "pypi": lambda r: "pypi-AgEIcHlwaS5vcmc" + _draw(r, BASE64URL, 70),
+    "jwt": _jwt,
+}
+
+
+def _password(rng: random.Random) -> str:
+    """A password a person picks: words, digits and a sign, or a generated one."""
+    words = ["orbit", "Falcon", "maple", "Tundra", "copper", "Vortex", "lilac", "Summit"]
+    if rng.random() < 0.5:
+        return (
+            rng.choice(words) + str(rng.randrange(10, 9999)) + rng.choice("_.-") + rng.choice(words)
+        )
+    return _draw(rng, ALNUM, 10) + rng.choice("_.") + _draw(rng, ALNUM, 4)
+
+
+# --- Disguises ---------------------------------------------------------------------------
+
+_LOOKALIKE = {"a": "\u0430", "e": "\u0435", "o": "\u043e", "p": "\u0440", "c": "\u0441",
+              "x": "\u0445", "y": "\u0443", "i": "\u0456", "A": "\u0410", "B": "\u0412",
+              "E": "\u0415", "K": "\u041a", "M": "\u041c", "H": "\u041d", "O": "\u041e",
+              "P": "\u0420", "C": "\u0421", "T": "\u0422", "X": "\u0425", "k": "\u03ba",
+              "v": "\u03bd", "t": "\u03c4", "u": "\u03c5", "I": "\u0406",
+              "N": "\u039d"}  # fmt: skip
+
+
+def _lookalike(token: str, count: int) -> str:
+    out, done = list(token), 0
+    for index, letter in enumerate(token):
+        if letter in _LOOKALIKE and done < count:
+            out[index], done = _LOOKALIKE[letter], done + 1
+    return "".join(out)
+
+
+def _fullwidth(token: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in token)
+
+
+def _groups(text: str, width: int, separator: str, skip: int = 0) -> str:
+    head, body = text[:skip], text[skip:]
+    return head + separator.join(body[i : i + width] for i in range(0, len(body), width))
+
+
+def _insert(token: str, rng: random.Random, marks: Sequence[str], count: int) -> str:
+    positions = sorted(rng.sample(range(2, len(token) - 1), count), reverse=True)
+    for position in positions:
+        token = token[:position] + rng.choice(marks) + token[position:]
+    return token
+
+
+def _prefix_end(token: str) -> int:
+    for mark in ("_", "-", "."):
+        if mark in token[:14]:
+            return token.index(mark, 0, 14) + 1
+    return 4
+
+
+_ZWSP = ["\u200b"]
+_INVISIBLE = ["\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
+_ACUTE = ["\u0301"]
+_COMBINING = ["\u0301", "\u0332", "\u0308", "\u0323"]  # Mn
+_ENCLOSING = ["\u20dd", "\u20e3"]  # Me
+Disguise = Callable[[str, random.Random], list[str]]
+#: name -> (family, how the token is disguised into the texts stored together). The
+#: families docs/secrets.md calls caught are "documented"; the others are new here.
+DISGUISES: dict[str, tuple[str, Disguise]] = {
+    # As written, in the places a credential is pasted.
+    "in_prose": ("documented", lambda t, r: [f"The deploy job uses {t} to push tags."]),
+    "dotenv": ("documented", lambda t, r: [f"APP_ENV=prod\nSERVICE_TOKEN={t}\nDEBUG=0"]),
+    "json_config": ("documented", lambda t, r: [json.dumps({"name": "ci", "credential": t})]),
+    "yaml_config": ("documented", lambda t, r: [f'ci:\n  auth:\n    value: "{t}"\n']),
+    # Split between the texts of one record.
+    "split_two_components": (
+        "documented",
+        lambda t, r: [f"The key starts {t[:12]}", t[12:] + " and ends there."],
+    ),
+    "split_three_components": (
+        "documented",
+        lambda t, r: [f"First {t[:9]}", t[9:24], t[24:] + " done."],
+    ),
+    "split_component_attestation": (
+        "new",
+        lambda t, r: [f"Rotated the deploy key {t[:15]}", t[15:]],
+    ),
+    # Other letters.
+    "fullwidth": ("documented", lambda t, r: [f"key {_fullwidth(t)} here"]),
+    "lookalike_one": ("documented", lambda t, r: [f"key {_lookalike(t[:8], 1) + t[8:]} here"]),
+    "lookalike_many": ("documented", lambda t, r: [f"key {_lookalike(t, 6)} here"]),
+    # Invisible characters.
+    "zero_width_space": ("documented", lambda t, r: [f"key {_insert(t, r, _ZWSP, 3)}"]),
+    "zero_width_mixed": (
+        "documented",
+        lambda t, r: [f"key {_insert(t, r, _INVISIBLE, 5)}"],
+    ),
+    # Combining marks.
+    "combining_acute": ("new", lambda t, r: [f"key {_insert(t, r, _ACUTE, 1)} here"]),
+    "combining_many": (
+        "new",
+        lambda t, r: [f"key {_insert(t, r, _COMBINING, 4)} ok"],
+    ),
+    "combining_enclosing": ("new", lambda t, r: [f"key {_insert(t, r, _ENCLOSING, 2)}"]),
+    # Spaced, glued.
+    "one_space": ("documented", lambda t, r: [f"key {t[:9]} {t[9:]} here"]),
+    "two_spaces": ("documented", lambda t, r: [f"key {t[:6]} {t[6:15]} {t[15:]}"]),
+    "line_break_inside": ("documented", lambda t, r: [f"key {t[:14]}\n{t[14:]}\nnext line"]),
+    "glued_to_word": ("documented", lambda t, r: [f"thekeyis{t}"]),
+    # Groups and wraps.
+    "dash_groups_4": ("new", lambda t, r: [f"key {_groups(t, 4, '-', _prefix_end(t))} ok"]),
+    "dash_groups_whole_5": ("new", lambda t, r: [f"key {_groups(t, 5, '-')} ok"]),
+    "dot_groups_6": ("new", lambda t, r: [f"key {_groups(t, 6, '.', _prefix_end(t))} ok"]),
+    "underscore_groups_8": ("new", lambda t, r: [f"key {_groups(t, 8, '_', _prefix_end(t))}"]),
+    "space_groups_4": ("new", lambda t, r: [f"The key is {_groups(t, 4, ' ')} (keep it)."]),
+    "space_groups_6": ("new", lambda t, r: [f"The key is {_groups(t, 6, ' ')} (keep it)."]),
+    "spaced_dash_groups": ("new", lambda t, r: [f"key: {_groups(t, 5, ' - ', _prefix_end(t))}"]),
+    "wrapped_16": ("new", lambda t, r: [f"key:\n{_groups(t, 16, chr(10))}\nend of key"]),
+    "wrapped_comment": ("new", lambda t, r: [f"# key:\n# {_groups(t, 20, chr(10) + '# ')}\n"]),
+    "random_marks": ("new", lambda t, r: [f"key {_insert(t, r, ['-', '.', ' '], 3)} here"]),
+    # Encodings.
+    "base64": (
+        "documented",
+        lambda t, r: [f"blob {base64.b64encode(f'token={t}'.encode()).decode()}"],
+    ),
+    "base64url_raw": (
+        "documented",
+        lambda t, r: [base64.urlsafe_b64encode(t.encode()).decode().rstrip("=")],
+    ),
+    "hex": ("documented", lambda t, r: [f"dump {t.encode().hex()}"]),
+    "percent_encoded": (
+        "new",
+        lambda t, r: [
+            f"?token={urllib.parse.quote(t, safe='')}".replace(
+                t[:4], "".join(f"%{ord(c):02X}" for c in t[:4])
+            )
+        ],
+    ),
+    "reversed": ("new", lambda t, r: [f"read it backwards: {t[::-1]}"]),
+    "rot13": ("new", lambda t, r: [f"rot13: {codecs.encode(t, 'rot13')}"]),
+    # Two disguises at once.
+    "lookalike_and_spaced": ("new", lambda t, r: [f"key {_lookalike(t[:6], 1)} {t[6:]}"]),
+    "fullwidth_dash_groups": ("new", lambda t, r: [_fullwidth(_groups(t, 4, "-", _prefix_end(t)))]),
+    "zero_width_split_components": (
+        "new",
+        lambda t, r: [f"part one {t[:10]}\u200b", "\u200d" + t[10:]],
+    ),
+    # Harder than the check claims to see (measured, listed as missed in docs/secrets.md).
+    "split_by_a_word": ("hard", lambda t, r: [f"key {t[:10]} then {t[10:]}"]),
+    "nested_base64": (
+        "hard",
+        lambda t, r: [base64.b64encode(base64.b64encode(t.encode())).decode()],
+    ),
+    "glued_and_grouped": ("hard", lambda t, r: [f"thekeyis{_groups(t, 4, '-', _prefix_end(t))}"]),
+}
+
+#: Passwords with no vendor shape: found only by where they stand.
+PASSWORD_FORMS: dict[str, tuple[str, Callable[[str, random.Random], str]]] = {
+    "url_password": (
+        "documented",
+        lambda p, r: f"DATABASE_URL=postgres://app:{p}@db.internal:5432/app",
+    ),
+    "url_password_percent": (
+        "new",
+        lambda p, r: f"postgres://app:{urllib.parse.quote(p + '@#', safe='')}@db:5432/app",
+    ),
+    "url_password_fully_encoded": (
+        "new",
+        lambda p, r: "redis://:" + "".join(f"%{ord(c):02X}" for c in p) + "@cache:6379/0",
+    ),
+    "dotenv_password": ("documented", lambda p, r: f"DB_PASSWORD={p}"),
+    "mysql_attached": ("new", lambda p, r: f"mysql -h db -u root -p{p} shop < dump.sql"),
+    "mysqldump_quoted": ("new", lambda p, r: f"mysqldump -uroot -p'{p}' --all-databases > all.sql"),
+    "sshpass": ("new", lambda p, r: f"sshpass -p {p} ssh deploy@web1 'systemctl restart app'"),
+    "curl_user": ("new", lambda p, r: f"curl -u deploy:{p} https://ci.internal/api/build"),
+    "curl_user_quoted": ("new", lambda p, r: f'curl -s --user "ada:{p}" https://x.internal'),
+    "pgpassword_env": ("new", lambda p, r: f"PGPASSWORD={p} psql -h db -U app -c 'select 1'"),
+    "mysql_pwd_env": ("new", lambda p, r: f"MYSQL_PWD={p} mysql -u root -e 'show tables'"),
+    "docker_login": ("new", lambda p, r: f"docker login -u ci -p {p} registry.internal:5000"),
+    "redis_cli": ("new", lambda p, r: f"redis-cli -h cache -p 6379 -a {p} ping"),
+    "smbclient": ("new", lambda p, r: f"smbclient //files/share -U ada%{p} -c ls"),
+    "ldapsearch": ("new", lambda p, r: f"ldapsearch -x -D cn=admin,dc=corp -w {p} -b dc=corp"),
+    "openssl_pass": ("new", lambda p, r: f"openssl pkcs12 -export -in c.pem -passout pass:{p}"),
+    "htpasswd": ("new", lambda p, r: f"htpasswd -bc /etc/nginx/.htpasswd admin {p}"),
+    "sqlcmd": ("new", lambda p, r: f"sqlcmd -S db -U sa -P {p} -Q 'SELECT 1'"),
+    "cli_password_flag": ("documented", lambda p, r: f"app-cli migrate --password {p} --yes"),
+    "password_in_prose": (
+        "hard",
+        lambda p, r: f"the staging password is {p.replace('_', '').replace('.', '')}",
+    ),
+}
+
+
+def disguised_corpus(seeds: int = 2) -> list[tuple[str, str, list[str]]]:
+    """``(disguise, family, texts)`` for every vendor format, disguise and seed, and for
+    every password form and seed."""
+    corpus = []
+    for vendor, make in VENDORS.items():
+        for seed in range(seeds):
+            rng = random.Random(f"{vendor}|{seed}")
+            token = make(rng)
+            for name, (family, disguise) in DISGUISES.items():
+                corpus.append((name, family, disguise(token, random.Random(f"{name}|{seed}"))))
+    for name, (family, form) in PASSWORD_FORMS.items():
+        for seed in range(12):
+            rng = random.Random(f"{name}|{seed}")
+            corpus.append((name, family, [form(_password(rng), rng)]))
+    return corpus
+
+
+# --- Ordinary texts ------------------------------------------------------------------------
+
+
+def _words(rng: random.Random, count: int) -> str:
+    vocabulary = [
+        "the",
+        "a",
+        "of",
+        "to",
+        "and",
+        "in",
+        "for",
+        "on",
+        "with",
+        "as",
+        "by",
+        "is",
+        "are",
+        "be",
+        "this",
+        "that",
+        "it",
+        "from",
+        "at",
+        "or",
+        "we",
+        "our",
+        "run",
+        "test",
+        "build",
+        "deploy",
+        "cache",
+        "index",
+        "query",
+        "token",
+        "key",
+        "secret",
+        "password",
+        "config",
+        "release",
+        "service",
+        "worker",
+        "queue",
+        "retry",
+        "timeout",
+        "request",
+        "response",
+        "error",
+        "log",
+        "trace",
+        "span",
+        "user",
+        "session",
+        "migration",
+        "schema",
+        "table",
+        "column",
+        "branch",
+        "merge",
+        "commit",
+        "review",
+        "tag",
+        "version",
+    ]
+    return " ".join(rng.choice(vocabulary) for _ in range(count))
+
+
+def _uuid(rng: random.Random) -> str:
+    h = _draw(rng, HEX, 32)
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{rng.choice('89ab')}{h[17:20]}-{h[20:]}"
+
+
+def _base58check(payload: bytes) -> str:
+    data = payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    number, encoded = int.from_bytes(data, "big"), ""
+    while number:
+        number, digit = divmod(number, 58)
+        encoded = BASE58[digit] + encoded
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + encoded
+
+
+def _bitcoin(rng: random.Random) -> str:
+    return _base58check(bytes([rng.choice([0, 5])]) + rng.randbytes(20))
+
+
+def _cid_v0(rng: random.Random) -> str:
+    number, encoded = int.from_bytes(b"\x12\x20" + rng.randbytes(32), "big"), ""
+    while number:
+        number, digit = divmod(number, 58)
+        encoded = BASE58[digit] + encoded
+    return encoded
+
+
+def _sha256_b64(rng: random.Random) -> str:
+    return base64.b64encode(rng.randbytes(32)).decode()
+
+
+ORDINARY: dict[str, Callable[[random.Random], str]] = {
+    "docs_prose": lambda r: (
+        f"To {_words(r, 6)}, set the token in your environment (never in the repository) and "
+        f"run `make {r.choice(['test', 'lint', 'docs'])}`. Tokens start with ghp_ or "
+        f"github_pat_; Stripe secret keys with sk_live_. {_words(r, 12).capitalize()}."
+    ),
+    "docs_config": lambda r: (
+        f"| `{r.choice(['DATABASE_URL', 'REDIS_URL', 'API_TOKEN'])}` | required | "
+        f"`postgres://user:password@localhost:5432/app` or `${{DB_URL}}` | {_words(r, 5)} |"
+    ),
+    "code_python": lambda r: (
+        f"def connect_{_draw(r, string.ascii_lowercase, 5)}(password: str | None = None) -> Conn:\n"
+        f'    password = password or os.environ["DB_PASSWORD"]\n'
+        f"    token = settings.API_TOKEN\n"
+        f'    headers = {{"Authorization": f"Bearer {{token}}"}}\n'
+        f'    return Conn(dsn=f"postgres://app:{{password}}@db/app", timeout={r.randrange(1, 60)})'
+    ),
+    "code_js": lambda r: (
+        f"const apiKey = process.env.STRIPE_SECRET_KEY;\n"
+        f"export async function fetch{_draw(r, string.ascii_uppercase, 1)}"
+        f"{_draw(r, string.ascii_lowercase, 6)}(id) {{\n"
+        f"  const res = await fetch(`/api/v2/items/${{id}}?limit={r.randrange(10, 100)}`, "
+        f"{{ headers: {{ Authorization: `Bearer ${{token}}` }} }});\n  return res.json();\n}}"
+    ),
+    "code_go_rust": lambda r: r.choice(
+        [
+            'password := os.Getenv("PGPASSWORD")\n'
+            'if password == "" { log.Fatal("PGPASSWORD unset") }',
+            'let token = std::env::var("GITHUB_TOKEN").expect("GITHUB_TOKEN");\n'
+            f"let n = {r.randrange(1000)};",
+        ]
+    ),
+    "logs": lambda r: (
+        f"2026-11-{r.randrange(1, 29):02d}T{r.randrange(24):02d}:{r.randrange(60):02d}:07."
+        f"{r.randrange(1000):03d}Z "
+        f"INFO request_id={_uuid(r)} trace_id={_draw(r, HEX, 32)} span_id={_draw(r, HEX, 16)} "
+        f"method=GET path=/api/v1/records/{r.randrange(10**6)} status=200 "
+        f"duration_ms={r.randrange(1, 900)} "
+        f"pod=web-{_draw(r, _POD, 10)}-{_draw(r, _POD, 5)}"
+    ),
+    "logs_container": lambda r: (
+        f"Step {r.randrange(1, 20)}/20 : RUN pip install -r requirements.txt\n"
+        f" ---> Running in {_draw(r, HEX, 12)}\n"
+        f"Successfully built {_draw(r, HEX, 12)}\nsha256:{_draw(r, HEX, 64)}"
+    ),
+    "commit_message": lambda r: (
+        f"fix({r.choice(['auth', 'cache', 'ci', 'db'])}): rotate the token handling "
+        f"(#{r.randrange(100, 9999)})\n\n"
+        f"{_words(r, 14).capitalize()}.\n\nReverts {_draw(r, HEX, 40)}.\n"
+        f"Signed-off-by: Ada Lovelace <ada@example.org>"
+    ),
+    "shell_commands": lambda r: r.choice(
+        [
+            "mysql -u root -p shop < dump.sql",
+            'mysql -u root -p"$MYSQL_ROOT_PASSWORD" -e "show databases"',
+            f"docker run -d -p {r.randrange(1024, 9999)}:80 -u 1000:1000 nginx:1.25",
+            'curl -u "$CI_USER:$CI_TOKEN" https://ci.internal/api',
+            f"ssh -p {r.randrange(1024, 9999)} deploy@web1.internal",
+            f"psql -h db -U app -p 5432 -d app_{r.randrange(100)}",
+            f"redis-cli -h cache -p 6379 -n {r.randrange(16)} info",
+            "sshpass -f ~/.deploy-pw ssh deploy@web1",
+            "openssl rsa -passin env:KEY_PASS -in key.pem -out key.der",
+            f"git log --pretty=format:%h -n {r.randrange(5, 50)} --author=ada",
+            "zip -r backup.zip ./data && unzip -l backup.zip",
+            "docker login -u ci --password-stdin registry.internal < token.txt",
+        ]
+    ),
+    "stripe_publishable": lambda r: (
+        f"STRIPE_PUBLISHABLE_KEY={r.choice(['pk_live_', 'pk_test_'])}{_draw(r, ALNUM, 99)}"
+    ),
+    "posthog_public": lambda r: (
+        f"posthog.init('phc_{_draw(r, ALNUM, 43)}', {{ api_host: 'https://eu.posthog.com' }})"
+    ),
+    "bitcoin_address": lambda r: f"Donations: {_bitcoin(r)} (BTC) or bc1q{_draw(r, BECH32, 38)}",
+    "ethereum_address": lambda r: f"contract 0x{_draw(r, HEX + 'ABCDEF', 40)} on mainnet",
+    "ipfs_cid": lambda r: (
+        f"pinned {_cid_v0(r)} and bafybei{_draw(r, 'abcdefghijklmnopqrstuvwxyz234567', 52)}"
+    ),
+    "digests": lambda r: (
+        f"sha256:{_draw(r, HEX, 64)}  dist/app-{r.randrange(10)}.{r.randrange(10)}.tar.gz\n"
+        f"integrity sha512-{base64.b64encode(r.randbytes(64)).decode()}"
+    ),
+    "ssh_fingerprint": lambda r: f"ED25519 key fingerprint is SHA256:{_sha256_b64(r).rstrip('=')}.",
+    "go_sum": lambda r: (
+        f"golang.org/x/{r.choice(['net', 'text', 'sys'])} v0.{r.randrange(30)}.0 "
+        f"h1:{_sha256_b64(r)}"
+    ),
+    "uuids_shas": lambda r: (
+        f"record {_uuid(r)} at commit {_draw(r, HEX, 40)} (short {_draw(r, HEX, 7)})"
+    ),
+    "data_uri_image": lambda r: (
+        '<img alt="logo" src="data:image/png;base64,iVBORw0KGgo'
+        f'{base64.b64encode(r.randbytes(60)).decode()}">'
+    ),
+    "engram_ids": lambda r: (
+        f"mem_{_draw(r, 'abcdefghijklmnopqrstuvwxyz234567', 52)} sha256:{_draw(r, HEX, 64)}"
+    ),
+    "placeholders": lambda r: r.choice(
+        [
+            "GITHUB_TOKEN=ghp_" + "x" * 36,
+            "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+            "password: <your-password>",
+            "API_KEY=your_api_key_here",
+            "postgres://user:password@localhost:5432/app",
+            "Authorization: Bearer YOUR_TOKEN",
+        ]
+    ),
+}
+
+
+def ordinary_corpus(per_kind: int = 24) -> list[tuple[str, str]]:
+    return [
+        (kind, make(random.Random(f"{kind}|{seed}")))
+        for kind, make in ORDINARY.items()
+        for seed in range(per_kind)
+    ]
+
+
+# --- Measuring -----------------------------------------------------------------------------
+
+
+def _quality(check: Callable[[Sequence[str]], bool]) -> dict[str, object]:
+    disguised = disguised_corpus()
+    caught: dict[str, list[bool]] = defaultdict(list)
+    families: dict[str, str] = {}
+    by_family: dict[str, list[bool]] = defaultdict(list)
+    for name, family, texts in disguised:
+        hit = check(texts)
+        caught[name].append(hit)
+        by_family[family].append(hit)
+        families[name] = family
+    ordinary = ordinary_corpus()
+    flagged: dict[str, list[bool]] = defaultdict(list)
+    for kind, text in ordinary:
+        flagged[kind].append(check([text]))
+    every = [hit for hits in caught.values() for hit in hits]
+    claimed = [hit for family in ("documented", "new") for hit in by_family[family]]
+    wrong = [hit for hits in flagged.values() for hit in hits]
+    return {
+        "disguised": len(every),
+        "vendor_formats": len(VENDORS),
+        "disguises": len(DISGUISES) + len(PASSWORD_FORMS),
+        "ordinary": len(wrong),
+        "recall": round(sum(every) / len(every), 4),
+        "recall_documented": round(sum(by_family["documented"]) / len(by_family["documented"]), 4),
+        "recall_new": round(sum(by_family["new"]) / len(by_family["new"]), 4),
+        "recall_claimed": round(sum(claimed) / len(claimed), 4),
+        "recall_hard": round(sum(by_family["hard"]) / len(by_family["hard"]), 4),
+        "false_positive_rate": round(sum(wrong) / len(wrong), 4),
+        "recall_by_disguise": {
+            name: {
+                "family": families[name],
+                "n": len(hits),
+                "recall": round(sum(hits) / len(hits), 3),
+            }
+            for name, hits in caught.items()
+        },
+        "false_positive_by_kind": {
+            kind: {"n": len(hits), "rate": round(sum(hits) / len(hits), 3)}
+            for kind, hits in flagged.items()
+        },
+    }
+
+
+def _per_kib(function: Callable[[], object], size: int, runs: int) -> dict[str, float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        function()
+        samples.append((time.perf_counter() - started) * 1000)
+    figures = summary(samples)
+    return {
+        "kib": round(size / 1024, 1),
+        "p50_ms": figures["p50_ms"],
+        "ms_per_kib": round(figures["p50_ms"] / (size / 1024), 4),
+    }
+
+
+def _cost(runs: int) -> dict[str, object]:
+    from engram.safety.disguise import contains_disguised_secret
+    from engram.safety.secrets import find_secrets
+
+    ordinary = "\n\n".join(text for _, text in ordinary_corpus())[: 16 * 1024]
+    docs = "\n\n".join(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))[: 16 * 1024]
+    disguised = "\n\n".join("\n".join(texts) for _, _, texts in disguised_corpus())[: 16 * 1024]
+    figures: dict[str, object] = {}
+    for name, text in (
+        ("ordinary_16kib", ordinary),
+        ("docs_16kib", docs),
+        ("disguised_16kib", disguised),
+    ):
+        size = len(text.encode())
+        figures[f"find_secrets_{name}"] = _per_kib(partial(find_secrets, text), size, runs * 8)
+        figures[f"contains_disguised_secret_{name}"] = _per_kib(
+            partial(contains_disguised_secret, [text]), size, runs * 8
+        )
+    return figures
 
 
 def _fill(unit: str, size: int = MEGABYTE) -> str:
@@ -30,8 +600,7 @@ def _fill(unit: str, size: int = MEGABYTE) -> str:
 
 def _random_words(size: int) -> str:
     rng = random.Random(1)
-    alphabet = string.ascii_letters + string.digits
-    words = ["".join(rng.choice(alphabet) for _ in range(30)) for _ in range(size // 31)]
+    words = ["".join(rng.choice(ALNUM) for _ in range(30)) for _ in range(size // 31)]
     return " ".join(words)
 
 
@@ -58,30 +627,47 @@ INPUTS: dict[str, Callable[[], str]] = {
 }
 
 
-def _time_ms(text: str, runs: int) -> tuple[list[float], int]:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        findings = find_secrets(text)
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples, len(findings)
+def _find(runs: int) -> dict[str, object]:
+    from engram.safety.secrets import find_secrets, strip_invisible
 
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
     figures: dict[str, object] = {}
     for name, build in INPUTS.items():
         text = build()
-        runs = args.runs * 40 if len(text) < MEGABYTE else args.runs
-        samples, found = _time_ms(text, runs)
+        count = runs * 40 if len(text) < MEGABYTE else runs
+        samples, found = [], 0
+        for _ in range(count):
+            started = time.perf_counter()
+            found = len(find_secrets(text))
+            samples.append((time.perf_counter() - started) * 1000)
         figures[name] = {"chars": len(text), "findings": found, **summary(samples)}
     text = INPUTS["invisible_cjk_1mb"]()
     started = time.perf_counter()
     strip_invisible(text)
     figures["strip_invisible_cjk_1mb_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    record("secrets_find", figures)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--src", type=Path, default=ROOT / "src")
+    parser.add_argument("--no-record", action="store_true")
+    parser.add_argument("--skip-find", action="store_true", help="leave out the 1 MB inputs")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.src))
+    from engram.safety.disguise import contains_disguised_secret
+
+    results = {
+        "secrets_corpus": _quality(contains_disguised_secret),
+        "secrets_cost": _cost(args.runs),
+    }
+    if not args.skip_find:
+        results["secrets_find"] = _find(args.runs)
+    for name, figures in results.items():
+        if args.no_record:
+            print(json.dumps({name: figures}, indent=2))
+        else:
+            record(name, figures)
 
 
 if __name__ == "__main__":

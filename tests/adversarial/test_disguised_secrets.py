@@ -1,26 +1,35 @@
-"""Credentials in disguise: split across components, in full-width or look-alike letters,
-with a space inside, glued to a word, or encoded in base64 or hex. Each must be refused
-by governed admission and by project memory, and ordinary engineering prose never."""
+"""Credentials in disguise: split across components (or a component and the attestation),
+in full-width or look-alike letters, with combining marks or invisible characters inside,
+spaced, grouped with dashes, dots or blanks, wrapped over lines, glued to a word, encoded
+(base64, hex, percent), reversed or in ROT13; and passwords on command lines and in URLs.
+Each must be refused by governed admission (SQLite and PostgreSQL) and by project memory,
+and ordinary engineering prose and public identifiers never."""
 
 from __future__ import annotations
 
 import base64
+import codecs
 import re
 import sys
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engram.safety.secrets import contains_secret
+from engram.store.location import StoreLocation
 from engram.testing import Clock, capture_args
-from tests.memory.conftest import open_memory
+from tests.memory.conftest import Memory, open_memory
 from tests.safety.samples import (
     ALNUM,
     BASE64URL,
     aws_access_key_id,
+    bitcoin_address,
     fake,
     github_token,
+    ipfs_cid_v0,
     jwt,
     slack_bot_token,
 )
@@ -59,6 +68,21 @@ def _fullwidth(token: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in token)
 
 
+def _groups(token: str, width: int, separator: str, skip: int = 0) -> str:
+    """``token`` cut in groups of ``width`` after its first ``skip`` characters."""
+    body = token[skip:]
+    return token[:skip] + separator.join(body[i : i + width] for i in range(0, len(body), width))
+
+
+COMBINING = "\u0301\u0332\u20dd"  # acute, low line (Mn), enclosing circle (Me)
+ZERO_WIDTH = "\u200b\u2060\ufeff"
+
+
+def _marked(token: str, marks: str) -> str:
+    """``token`` with one of ``marks`` after every seventh character."""
+    return "".join(c + marks[i % len(marks)] if i % 7 == 6 else c for i, c in enumerate(token))
+
+
 #: name -> how an agent disguises a token in one text (a list: the texts stored together).
 DISGUISES: dict[str, Callable[[str], list[str]]] = {
     "split across two components": lambda t: [f"The key starts {t[:12]}", t[12:] + " and ends."],
@@ -70,6 +94,24 @@ DISGUISES: dict[str, Callable[[str], list[str]]] = {
     "base64": lambda t: [f"config blob {base64.b64encode(f'token={t}'.encode()).decode()}"],
     "base64url": lambda t: [base64.urlsafe_b64encode(t.encode()).decode().rstrip("=")],
     "hex": lambda t: [f"dump {t.encode().hex()}"],
+    # Found by the adversarial run of issue 26: each was stored before.
+    "groups joined with dashes": lambda t: [f"key {_groups(t, 4, '-', 4)} ok"],
+    "the whole token in dashed groups": lambda t: [f"key {_groups(t, 5, '-')} ok"],
+    "groups joined with dots": lambda t: [f"key {_groups(t, 6, '.', 4)} ok"],
+    "groups joined with underscores": lambda t: [f"key {_groups(t, 8, '_', 4)}"],
+    "groups joined with ' - '": lambda t: [f"key: {_groups(t, 5, ' - ', 4)}"],
+    "six-character groups": lambda t: [f"The key is {_groups(t, 6, ' ')} (keep it)."],
+    "four-character groups": lambda t: [f"The key is {_groups(t, 4, ' ')} (keep it)."],
+    "wrapped over lines": lambda t: [f"key:\n{_groups(t, 16, chr(10))}\nend of key"],
+    "wrapped in a comment": lambda t: [f"# key:\n# {_groups(t, 20, chr(10) + '# ')}\n"],
+    "a combining mark inside": lambda t: [f"key {t[:9]}\u0301{t[9:]} here"],
+    "combining marks throughout": lambda t: [f"key {_marked(t, COMBINING)} here"],
+    "zero-width characters throughout": lambda t: [f"key {_marked(t, ZERO_WIDTH)}"],
+    "percent-encoded": lambda t: ["?token=" + "".join(f"%{ord(c):02X}" for c in t)],
+    "reversed": lambda t: [f"read it backwards: {t[::-1]}"],
+    "rot13": lambda t: [f"rot13: {codecs.encode(t, 'rot13')}"],
+    "full-width and dashed": lambda t: [_fullwidth(_groups(t, 4, "-", 4))],
+    "split in halves": lambda t: [f"The key starts {t[: len(t) // 2]}", t[len(t) // 2 :]],
 }
 
 
@@ -83,26 +125,91 @@ def test_a_disguised_credential_is_detected(
     assert contains_disguised_secret(disguise(token))
 
 
-@pytest.mark.parametrize("disguise", DISGUISES.values(), ids=DISGUISES.keys())
-def test_governed_admission_rejects_a_disguised_credential(
-    tmp_path: Path, disguise: Callable[[str], list[str]]
-) -> None:
-    memory = open_memory(tmp_path, Clock())
-    texts = disguise(TOKENS["github"])
+@pytest.fixture
+def memory(tmp_path: Path, store_location: StoreLocation) -> Iterator[Memory]:
+    """Governed memory on SQLite, then on PostgreSQL."""
+    opened = open_memory(tmp_path, Clock(), location=store_location)
+    yield opened
+    opened.engine.store.close()
+
+
+def _admission(memory: Memory, texts: list[str], **evidence: Any) -> str:
+    """The status governed admission gives a candidate whose components are ``texts``."""
+    kinds = ("decision", "context", "evidence")
     components = [
-        {"component_id": f"c{n}", "kind": "decision", "text": text, "citation_ids": ["cit1"]}
-        for n, text in enumerate(texts, start=1)
+        {"component_id": f"c-{n}", "kind": kinds[n % 3], "text": text, "citation_ids": ["cit1"]}
+        for n, text in enumerate(texts)
     ]
-    arguments = capture_args(key="disguise.capture-001", components=components)
+    arguments = capture_args(
+        key="disguise.capture-001", components=components, primary_component_id="c-0"
+    )
+    arguments["evidence"].update(evidence)
     captured = memory.value("capture", arguments)
     admission = {
         "candidate_id": captured["candidate_id"],
         "idempotency_key": "disguise.admit-00001",
     }
+    return str(memory.value("request_admission", admission)["outcome"]["status"])
 
-    outcome = memory.value("request_admission", admission)["outcome"]
 
-    assert outcome["status"] == "rejected"
+@pytest.mark.parametrize("disguise", DISGUISES.values(), ids=DISGUISES.keys())
+def test_governed_admission_rejects_a_disguised_credential(
+    memory: Memory, disguise: Callable[[str], list[str]]
+) -> None:
+    assert _admission(memory, disguise(TOKENS["github"])) == "rejected"
+
+
+@pytest.mark.parametrize("token", TOKENS.values(), ids=TOKENS.keys())
+def test_a_key_split_between_components_is_refused_though_ids_stand_between(
+    memory: Memory, token: str
+) -> None:
+    pieces = [token[i : i + 12] for i in range(0, len(token), 12)]
+    texts = [f"The deploy key is {pieces[0]}", *pieces[1:]]
+    assert not any(contains_secret(text) for text in texts)  # no piece gives it away
+
+    assert _admission(memory, texts) == "rejected"
+
+
+def test_a_key_split_between_a_component_and_the_attestation_is_refused(memory: Memory) -> None:
+    token = TOKENS["stripe"]
+    text, attestation = f"Rotated the billing key {token[:18]}", token[18:]
+    assert not contains_secret(text)
+    assert not contains_secret(attestation)
+
+    assert _admission(memory, [text], attestation=attestation) == "rejected"
+
+
+def test_a_record_with_no_credential_is_admitted(memory: Memory) -> None:
+    texts = ["We pin the release job to ubuntu-22.04.", f"Donations go to {bitcoin_address()}."]
+    assert _admission(memory, texts, attestation="reviewed by the release team") == "accepted"
+
+
+#: Passwords without a vendor shape, in the forms a command line and a URL write them.
+PASSWORD = "Falcon2041_maple"
+COMMAND_LINES = {
+    "mysql -p": f"mysql -h db -u root -p{PASSWORD} shop < dump.sql",
+    "mysqldump -p'…'": f"mysqldump -uroot -p'{PASSWORD}' --all-databases",
+    "sshpass -p": f"sshpass -p {PASSWORD} ssh deploy@web1",
+    "curl -u": f"curl -u deploy:{PASSWORD} https://ci.internal/api",
+    "PGPASSWORD=": f"PGPASSWORD={PASSWORD} psql -h db -U app",
+    "docker login -p": f"docker login -u ci -p {PASSWORD} registry.internal",
+    "redis-cli -a": f"redis-cli -h cache -a {PASSWORD} ping",
+    "smbclient -U user%pass": f"smbclient //files/share -U ada%{PASSWORD}",
+    "openssl pass:": f"openssl pkcs12 -export -passout pass:{PASSWORD} -out k.p12",
+    "percent-encoded URL password": "postgres://app:"
+    + urllib.parse.quote("$" + PASSWORD + "@!", safe="")
+    + "@db:5432/app",
+}
+
+
+@pytest.mark.parametrize("text", COMMAND_LINES.values(), ids=COMMAND_LINES.keys())
+def test_a_password_on_a_command_line_or_in_a_url_is_refused(memory: Memory, text: str) -> None:
+    from engram.errors import SecretRefused
+    from engram.project.proposals import Candidate, refuse_secrets
+
+    assert _admission(memory, [f"Run this to restore: {text}"]) == "rejected"
+    with pytest.raises(SecretRefused, match="credential-like"):
+        refuse_secrets([Candidate("knowledge", f"Restore with `{text}`.")])
 
 
 def test_project_memory_refuses_a_disguised_credential(tmp_path: Path) -> None:
@@ -156,3 +263,24 @@ def test_folding_maps_lookalikes_and_fullwidth_to_ascii() -> None:
     from engram.safety.disguise import fold
 
     assert fold("ｇｈｐ_\u0430\u0440\u0456\u200b") == "ghp_api"
+
+
+def test_folding_drops_every_combining_and_enclosing_mark() -> None:
+    from engram.safety.disguise import fold
+
+    assert fold("g\u0301h\u0332p\u20dd_\u0308é") == "ghp_e"
+
+
+#: Public material that looks random: never a credential.
+PUBLIC = {
+    "stripe publishable keys": [f"pk_live_{fake(ALNUM, 99, seed)}" for seed in range(50)],
+    "bitcoin addresses": [bitcoin_address(seed % 2 * 5, seed) for seed in range(50)],
+    "ipfs content ids": [ipfs_cid_v0(seed) for seed in range(50)],
+}
+
+
+@pytest.mark.parametrize("texts", PUBLIC.values(), ids=PUBLIC.keys())
+def test_public_identifiers_are_never_refused(texts: list[str]) -> None:
+    from engram.safety.disguise import contains_disguised_secret
+
+    assert [text for text in texts if contains_disguised_secret([f"see {text} here"])] == []

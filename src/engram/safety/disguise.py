@@ -78,7 +78,7 @@ _PREFIXES: Final = re.compile(
 _GAP: Final = re.compile(r"(\s+)")
 #: A piece of a token: its characters, and not a plain word (``here``, ``The``).
 _TOKENISH: Final = re.compile(r"(?![A-Za-z][a-z]*\Z)[A-Za-z0-9_\-+/=.]+")
-_PLAIN_WORD: Final = re.compile(r"[A-Za-z][a-z]*+")
+_PLAIN_WORD: Final = re.compile(r"[A-Za-z][a-z]++")
 #: Runs that may encode a credential: 24+ base64 characters, or 32+ hex digits.
 _ENCODED: Final = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}|(?:[0-9A-Fa-f]{2}){16,}")
 _PERCENT_ENCODED: Final = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -87,7 +87,7 @@ _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted i
 # --- Grouping ------------------------------------------------------------------------
 # A vendor prefix, with a separator allowed between any two of its characters (``gh-p_``
 # when the whole token is cut in twos), not glued to a letter or digit before it.
-_SEPARATOR_CHAR: Final = r"[-._,;:|#>*/ \t\r\n]{0,4}"
+_SEPARATOR_CHAR: Final = r"[-._,;:|#>*/ \t\r\n]{0,4}?"
 _LOOSE_PREFIX: Final = re.compile(
     "(?<![A-Za-z0-9])(?:"
     + "|".join(_SEPARATOR_CHAR.join(map(re.escape, prefix)) for prefix in VENDOR_PREFIXES)
@@ -197,21 +197,28 @@ def _regrouped(text: str) -> Iterator[str]:
       token cut anywhere, by anything, for example wrapped over lines;
     * *groups of one width*: a separator after every ``n`` characters removed and any
       other kept (a token's own ``-`` or ``_``), for every ``n`` from 2 to 64, counted from
-      the token's start or from the end of its prefix. Random groups may read as words
-      (``Vqab``), so this reading does not stop at them; it stops where the width breaks.
+      the token's start, from the end of its prefix, or from its first or second
+      separator (the first group may be shorter or longer). Random groups may read as
+      words (``Vqab``), so this reading does not stop at them; it stops where the width
+      breaks.
     """
     for count, match in enumerate(_LOOSE_PREFIX.finditer(text)):
         if count >= _MAX_PREFIXES:
             return
         prefix = _CANONICAL[_SKELETON.sub("", match.group())]
         after = _pieces(text, match.end())
-        yield from _joined(
-            prefix, after, glued=match.end() < len(text) and text[match.end()].isalnum()
-        )
-        whole = _pieces(text, match.start())
+        glued = match.end() < len(text) and text[match.end()].isalnum()
+        yield from _joined(prefix, after, glued, keep="")
+        yield from _joined(prefix, after, glued, keep="-_")
+        starts = [("", _pieces(text, match.start()), False), (prefix, after, False)]
+        for nth in (1, 2, 3):
+            first = _first_group(prefix, after, nth)
+            if first is not None:
+                yield first[0]
+                starts.append((first[0], after[first[1] :], True))
         for width in _WIDTHS:
-            yield from _every(width, "", whole, prefix)
-            yield from _every(width, prefix, after, prefix)
+            for begun, pieces, cut in starts:
+                yield from _every(width, begun, pieces, prefix, cut)
 
 
 def _pieces(text: str, start: int) -> list[tuple[str, str]]:
@@ -229,18 +236,50 @@ def _pieces(text: str, start: int) -> list[tuple[str, str]]:
     return pieces
 
 
-def _joined(prefix: str, pieces: list[tuple[str, str]], glued: bool) -> Iterator[str]:
-    body = ""
+def _joined(prefix: str, pieces: list[tuple[str, str]], glued: bool, keep: str) -> Iterator[str]:
+    """Every separator removed but the marks in ``keep`` (a token's own ``-`` and ``_``);
+    a plain word after a blank ends the token, and so does a long one after a mark
+    (``sk-learn-compatible``)."""
+    body, after_blank = "", False
     for index, (sort, characters) in enumerate(pieces):
         if sort != "group":
+            after_blank = after_blank or sort == "blank"
+            if sort == "mark" and characters in keep:
+                body += characters
             continue
-        if not (glued and index == 0) and _PLAIN_WORD.fullmatch(characters):
+        plain = not (glued and index == 0) and _PLAIN_WORD.fullmatch(characters) is not None
+        if plain and (after_blank or len(characters) >= 7):
             return
-        body += characters
+        body, after_blank = body + characters, False
         yield prefix + body
 
 
-def _every(width: int, start: str, pieces: list[tuple[str, str]], prefix: str) -> Iterator[str]:
+def _first_group(prefix: str, pieces: list[tuple[str, str]], nth: int) -> tuple[str, int] | None:
+    """The token up to its ``nth`` separator (any before it the token's own marks), and
+    the index of the piece after that separator."""
+    out, seen = prefix, 0
+    for index, (sort, characters) in enumerate(pieces):
+        if sort == "group":
+            out += characters
+            continue
+        seen += 1
+        if seen == nth:
+            following = index + 1
+            while following < len(pieces) and pieces[following][0] != "group":
+                ahead = pieces[following + 1][0] if following + 1 < len(pieces) else "end"
+                if pieces[following][0] == "mark" and ahead == "group":
+                    break  # a mark before a group is the token's own
+                following += 1
+            return out, following
+        if sort != "mark" or characters not in "-._":
+            return None
+        out += characters
+    return None
+
+
+def _every(
+    width: int, start: str, pieces: list[tuple[str, str]], prefix: str, cut: bool
+) -> Iterator[str]:
     """The token read as groups of ``width`` characters, cut after each group; nothing
     when no separator stands at a group's end (the token as written is all there is).
 
@@ -248,7 +287,7 @@ def _every(width: int, start: str, pieces: list[tuple[str, str]], prefix: str) -
     mark right after it and before a group is the token's own (``ghp`` ``" "`` ``_pL…``);
     so is a ``-``, ``.`` or ``_`` inside a group.
     """
-    out, filled, cut, at_end = start, 0, False, False
+    out, filled, at_end = start, 0, cut
     for index, (sort, characters) in enumerate(pieces):
         if sort == "group":
             if len(characters) > width - filled:
@@ -256,7 +295,7 @@ def _every(width: int, start: str, pieces: list[tuple[str, str]], prefix: str) -
             out, filled, at_end = out + characters, filled + len(characters), False
             continue
         following = pieces[index + 1][0] if index + 1 < len(pieces) else "end"
-        if filled == width or (filled == 0 and not cut):
+        if filled == width or (filled == 0 and not cut and sort == "blank"):
             cut, at_end, filled = True, True, 0
             if len(out) > len(prefix) and out.startswith(prefix):
                 yield out

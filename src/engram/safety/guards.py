@@ -43,6 +43,9 @@ _PLACEHOLDER_WORDS = frozenset(
         *("password", "passwd", "pass", "pwd", "passphrase", "changeme", "change_me"),
         *("changeit", "example", "sample", "dummy", "test", "fake", "foo", "bar", "baz"),
         *("todo", "tbd", "fixme", "redacted", "hidden", "masked", "censored", "omitted"),
+        # The default accounts' names, which tutorials give as their passwords too
+        # (``mysql -uroot -proot``, ``curl -u admin:admin``): known to all, not secrets.
+        *("root", "admin", "administrator", "guest", "postgres", "mysql", "redis"),
     }
 )
 _PLACEHOLDER_STARTS = ("<", "$", "%", "{", "!", "*", "/", "~/", "./", "../", "#", "[redacted")

@@ -159,7 +159,9 @@ def _assignment(min_length: int, token: bool) -> Locate:
         if _AUTHORITY_BEFORE.search(match.string, max(0, match.start() - 256), match.start()):
             return None  # ``https://x-token:…@host`` is the connection_string rule's
         env_style = match.group("key").isupper() and separator == "="
-        if name == "uv" and not env_style and reads_as_code(value, token):
+        # On a command line (``--password value``) every value is a literal too.
+        literal = env_style or not separator.strip()
+        if name == "uv" and not literal and reads_as_code(value, token):
             return None
         if token and not token_like(value):
             return None
@@ -245,7 +247,8 @@ _DATA_URI_BEFORE = re.compile(r"data:(?:image|font|audio|video)/[\w.+-]{1,64}+;b
 #: Words that name a base58 run as an address or a public key (Solana and its kin have
 #: no checksum to tell one from a random token).
 _ADDRESS_WORDS = re.compile(
-    r"(?i:address|wallet|pubkey|public[ _-]?key|mint|program[ _-]?id|signature|txid|tx[ _-]?hash)"
+    r"(?i:address|wallet|pubkey|public[ _-]?key|mint|program|account|solana|signature|txid"
+    r"|tx[ _-]?hash)"
     r"[^\n]{0,24}+\Z"
 )
 
