@@ -101,3 +101,21 @@ def test_the_grants_served_are_those_both_the_token_and_the_profile_still_grant(
     assert cut.profile.grants == {"search", "get", "capture"}
     assert widened.profile.grants == {"search", "get", "capture"}  # a token never widens
     assert cut.version == widened.version  # served alike: one digest
+
+
+def test_the_policy_digest_follows_the_policy_not_where_the_keys_are(
+    profile: HostProfile, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from engram.host.tokens import profile_digest
+
+    moved = dataclasses.replace(profile, keys=tmp_path / "elsewhere.keys", durability="normal")
+    stricter = dataclasses.replace(
+        profile, policy=dataclasses.replace(profile.policy, confirm_via="both")
+    )
+    fewer = dataclasses.replace(profile, grants=frozenset({"search"}))
+
+    assert profile_digest(moved) == profile_digest(profile)  # a second machine's copy
+    assert profile_digest(stricter) != profile_digest(profile)
+    assert profile_digest(fewer) != profile_digest(profile)

@@ -64,3 +64,23 @@ def test_tokens_of_one_profile_with_other_grants_are_served_side_by_side(tmp_pat
     assert served[1] is served[3]
     assert served[0] is not served[1]
     assert not any(one.retired for one in served)
+
+
+def test_a_profile_changed_outside_its_policy_gets_a_new_dispatcher_too(tmp_path: Path) -> None:
+    path = host_profile(tmp_path / "host")
+    token = issue_token(load_profile(path), int(time.time()))
+    with contextlib.ExitStack() as resources:
+        settings = HttpSettings(load_profile(path), frozenset(), ServerOptions(), resources)
+        before, _ = settings.dispatcher(settings.admit(token))
+        settings.release(before)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(
+            text.replace('durability = "full"', 'durability = "normal"'), encoding="utf-8"
+        )
+
+        after, _ = settings.dispatcher(settings.admit(token))
+        settings.release(after)
+
+    assert after is not before
+    assert after.profile.durability == "normal"
+    assert before.retired is True

@@ -136,15 +136,17 @@ class Admitted:
 
     claims: TokenClaims
     profile: HostProfile
-    #: :func:`profile_digest` of ``profile``: changes whenever anything a request is
-    #: served under changes (policy, grants, binding, store).
+    #: :func:`profile_digest` of ``profile``: changes whenever the policy a request is
+    #: served under changes (binding, grants, the whole policy).
     version: str
 
 
 def profile_digest(profile: HostProfile) -> str:
-    """A digest of everything a request is served under: the profile's path, binding,
-    grants, whole policy, store and keys. A dialog's sealed ``requestState`` is bound to
-    it, so a state sealed under one policy is refused under another."""
+    """A digest of the policy a request is served under: the profile's path, binding,
+    grants, whole ``HostPolicy`` and admission's verifier root. A dialog's sealed
+    ``requestState`` is bound to it, so a state sealed under one policy is refused under
+    another. Where the store and keys are is left out: the same profile on a second
+    machine may keep its copy of the keys elsewhere, and a dialog's retry may reach it."""
     policy = {
         name: sorted(value) if isinstance(value, frozenset) else value
         for name, value in dataclasses.asdict(profile.policy).items()
@@ -164,12 +166,7 @@ def profile_digest(profile: HostProfile) -> str:
             ],
             "grants": sorted(profile.grants),
             "policy": policy,
-            # Without a URL's password: the digest travels in a dialog's requestState.
-            "store": str(profile.store),
-            "keys": str(profile.keys),
-            "durability": profile.durability,
             "verifier_root": None if profile.verifier_root is None else str(profile.verifier_root),
-            "semantic": profile.semantic,
         },
     )
 

@@ -84,11 +84,12 @@ _CLOSE: Final = {"Connection": "close"}
 
 @dataclass
 class _Served:
-    """The dispatcher of one profile's binding as the profile is now (``version``), the
-    resources it opened, and how many calls it is serving."""
+    """The dispatcher of one profile's binding as the profile is now (``profile``, its
+    grants those of the token too), the resources it opened, and how many calls it is
+    serving."""
 
     dispatcher: Dispatcher
-    version: str
+    profile: HostProfile
     resources: contextlib.ExitStack
     calls: int = 0
     retired: bool = False
@@ -132,12 +133,14 @@ class HttpSettings:
         served_as = (*key, tuple(sorted(admitted.profile.grants)))
         with self.lock:
             found = self.dispatchers.get(served_as)
-            if found is None or found.version != admitted.version:
+            # Anything of the profile changed (its policy, store, keys, durability): the
+            # dispatcher and the engine it opens are made anew.
+            if found is None or found.profile != admitted.profile:
                 retired = found
                 opened = self.resources.enter_context(contextlib.ExitStack())
                 found = _Served(
                     build_http_dispatcher(admitted.profile, self.options, opened),
-                    admitted.version,
+                    admitted.profile,
                     opened,
                 )
                 self.dispatchers[served_as] = found
