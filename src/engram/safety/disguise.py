@@ -101,7 +101,10 @@ _PIECE: Final = re.compile(
     r"(?P<group>[A-Za-z0-9+/=]++)|(?P<mark>[-._,;:|])"
     r"|(?P<blank>[ \t]*+\r?\n[ \t]*+(?:(?:#|//|--|>|\*|;)[ \t]*+)?|[ \t]++)"
 )
-_REACH: Final = 512  # characters after a prefix the grouping looks at
+_REACH: Final = 400  # characters after a prefix the grouping looks at
+#: Cut candidates are written for bodies up to this long: every exact-length format is
+#: shorter, and a longer token is matched by length ranges, whole.
+_CUTS_UP_TO: Final = 100
 _MAX_PREFIXES: Final = 32  # prefix occurrences regrouped per text, a bound for crafted input
 _WIDTHS: Final = range(2, 65)  # the group widths tried
 
@@ -249,8 +252,11 @@ def _joined(prefix: str, pieces: list[tuple[str, str]], glued: bool, keep: str) 
             continue
         plain = not (glued and index == 0) and _PLAIN_WORD.fullmatch(characters) is not None
         if plain and (after_blank or len(characters) >= 7):
-            return
+            break
         body, after_blank = body + characters, False
+        if len(body) <= _CUTS_UP_TO:
+            yield prefix + body
+    if len(body) > _CUTS_UP_TO:
         yield prefix + body
 
 
@@ -297,7 +303,7 @@ def _every(
         following = pieces[index + 1][0] if index + 1 < len(pieces) else "end"
         if filled == width or (filled == 0 and not cut and sort == "blank"):
             cut, at_end, filled = True, True, 0
-            if len(out) > len(prefix) and out.startswith(prefix):
+            if len(prefix) < len(out) <= len(prefix) + _CUTS_UP_TO and out.startswith(prefix):
                 yield out
         elif at_end and (sort == "blank" or following == "blank"):
             pass  # the rest of an inserted " - "
