@@ -57,8 +57,8 @@ __all__ = [
 
 log = logging.getLogger("engram.mcp.http")
 
-#: The longest request line and headers h11 buffers (h11's own default, stated): a token
-#: is under 1 KiB; a longer head is answered 400 and closed.
+#: How much of a request's line and headers h11 buffers before they are whole (h11's own
+#: default, stated): a token is under 1 KiB; past it, the answer is 400 and a close.
 MAX_HEADER_BYTES: Final = 16 * 1024
 #: Connections the kernel queues before they are accepted; also the most asyncio accepts
 #: in one wake-up, before any of them is closed.
