@@ -330,7 +330,7 @@ class TokenChecks:
         if known is None:
             known = _claims(payload)
             with self._lock:
-                if len(self._claims) >= _KNOWN_CLAIMS:  # tokens are many only under attack
+                if len(self._claims) >= _KNOWN_CLAIMS:  # a day of tokens, at most
                     self._claims.clear()
                 self._claims[payload] = known
         return known
