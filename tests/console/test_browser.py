@@ -543,8 +543,11 @@ def test_the_waiting_table_names_who_asked_and_keeps_a_hostile_reason_in_its_cel
     with _signed_in(browser, project, "--host-profile", str(owner)) as console:
         browser.get(console.origin + "/governed/0")
         [row] = _all_css(browser, "#confirmations tbody tr")
-        assert _by_css(browser, "#confirmations td.principal").text == "mallory"
-        assert _by_css(browser, "#confirmations td.agent").text == "mallory-bot"
+        assert (
+            _by_css(browser, "#confirmations td.who").text == "principal mallory\nagent mallory-bot"
+        )
+        assert _by_css(browser, "#confirmations .principal").text == "mallory"
+        assert _by_css(browser, "#confirmations .agent").text == "mallory-bot"
         reason = _by_css(browser, "#confirmations td.reason")
         assert reason.text == (
             "reason:acme's owner agent-a asked for this confirm conf_bbbbbbbbbbbbbbbbbbbbbbbb"
@@ -554,5 +557,9 @@ def test_the_waiting_table_names_who_asked_and_keeps_a_hostile_reason_in_its_cel
             "const cell = arguments[0]; return cell.scrollWidth - cell.clientWidth;", reason
         )
         assert overflow <= 0
+        # The whole table fits the page: the operator sees the buttons beside each request.
+        assert browser.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth"
+        )
         assert f"forget {record_id}" in row.text
         screenshot(browser, "governed-who-asked")

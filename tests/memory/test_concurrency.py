@@ -38,16 +38,24 @@ def _settled(forget: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in forget.items() if key not in ignored}
 
 
+def _profile(tmp_path: Path, store: str, n: int) -> Path:
+    """Agent ``n``'s host profile; every host of the store shares its keys, and each may
+    have all its forgets waiting for the host at once (docs/memory-contract.md §3.28)."""
+    profile = host_profile(
+        tmp_path / f"agent{n}", principal=f"agent-{n}", store=store, keys=tmp_path / "keys"
+    )
+    text = profile.read_text(encoding="utf-8")
+    assert "max_open_requests = 10" in text
+    profile.write_text(text.replace("max_open_requests = 10", f"max_open_requests = {FORGETS}"))
+    return profile
+
+
 @pytest.mark.e2e
 def test_eight_processes_capture_admit_and_forget_at_once_without_loss_or_duplicates(
     tmp_path: Path, store_location: StoreLocation
 ) -> None:
     store = str(store_location.url if isinstance(store_location, DatabaseUrl) else store_location)
-    keys = tmp_path / "keys"  # every host of the store shares its keys
-    profiles = [
-        host_profile(tmp_path / f"agent{n}", principal=f"agent-{n}", store=store, keys=keys)
-        for n in range(PROCESSES)
-    ]
+    profiles = [_profile(tmp_path, store, n) for n in range(PROCESSES)]
     clients = [StdioClient(["--host-profile", str(p)], cwd=tmp_path, timeout=60) for p in profiles]
     for n, client in enumerate(clients):  # pipeline everything, then read
         for i in range(EACH):
