@@ -273,3 +273,39 @@ def test_clients_that_leave_mid_body_cost_one_log_line_and_no_traceback(tmp_path
     assert [line for line in log.splitlines() if "left" in line] == [
         "engram-mcp: WARNING clients left before sending a whole request body"
     ]
+
+
+def test_past_the_cap_the_connection_that_waited_longest_is_closed_for_a_new_one(
+    tmp_path: Path,
+) -> None:
+    with serving(tmp_path, {"ENGRAM_HTTP_MAX_CONNECTIONS": "4"}) as server, ExitStack() as idle:
+        oldest, *others = [
+            idle.enter_context(socket.create_connection(("127.0.0.1", server.port)))
+            for _ in range(4)
+        ]
+        assert closed_within(oldest, 0.5) is None  # all four are held
+
+        status, _ = server.call()  # a fifth connection
+
+        assert status == 200
+        assert closed_within(oldest, SLACK_S) is not None
+        assert [closed_within(sock, 0.2) for sock in others] == [None, None, None]
+
+
+def test_past_the_cap_a_new_connection_is_closed_when_every_one_is_in_a_request(
+    tmp_path: Path,
+) -> None:
+    with serving(tmp_path, {"ENGRAM_HTTP_MAX_CONNECTIONS": "4"}) as server, ExitStack() as busy:
+        for _ in range(4):  # each in a request: its body is being read, and half has come
+            sock = busy.enter_context(socket.create_connection(("127.0.0.1", server.port), 10))
+            sock.sendall(server.head(200).replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n"))
+            answer = b""
+            while b"\r\n\r\n" not in answer:  # the server reads the body: 100 Continue
+                chunk = sock.recv(4096)
+                assert chunk, "closed before 100 Continue"
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 100 ")
+            sock.sendall(b'{"jsonrpc": "2.0", ')
+
+        with socket.create_connection(("127.0.0.1", server.port)) as fifth:
+            assert closed_within(fifth, SLACK_S) == b""

@@ -64,6 +64,10 @@ def test_the_cap_leaves_room_below_the_file_limit_for_one_accept_burst_and_the_s
     assert plan_connections(1000, file_limit) == planned
 
 
+def test_an_operator_s_lower_cap_is_kept() -> None:
+    assert plan_connections(4, 1024) == (64, 4)
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 100.0

@@ -105,7 +105,7 @@ def plan_connections(max_connections: int, file_limit: int | None) -> tuple[int,
     if file_limit is None:
         return BACKLOG, max_connections
     backlog = max(8, min(BACKLOG, file_limit // 16))
-    return backlog, max(8, min(max_connections, file_limit - 4 * backlog - RESERVE))
+    return backlog, min(max_connections, max(8, file_limit - 4 * backlog - RESERVE))
 
 
 def bounded_protocol(cap: int, header_timeout: float) -> type[asyncio.Protocol]:
@@ -135,8 +135,11 @@ def bounded_protocol(cap: int, header_timeout: float) -> type[asyncio.Protocol]:
             connection.transport.close()
 
     def make_room() -> bool:
-        for oldest in waiting:
+        while waiting:
+            oldest = next(iter(waiting))
             stop_waiting(oldest)
+            if oldest.transport.is_closing():  # already on its way out (keep-alive, the peer)
+                continue
             oldest.transport.close()
             log.warning("closed idle connections for new ones: %d are open, the most", cap)
             return True
