@@ -32,8 +32,8 @@ MIN_RECORD_BYTES: Final = 1_024
 #: How many confirmation requests one principal may have waiting for the operator in a
 #: scope; the next gated call that would leave one is ``RATE_LIMITED`` (retriable) until
 #: the operator confirms or denies one, or one expires (docs/memory-contract.md §3.28).
-#: Ten fit one screen of ``engram host pending`` (four lines each) with room for the
-#: other principals', and are more than a task's withdrawals and forgets need at once.
+#: Ten are about one screen of ``engram host pending`` (four lines each), and more than a
+#: task's withdrawals and forgets need at once.
 DEFAULT_MAX_OPEN_REQUESTS: Final = 10
 MAX_OPEN_REQUESTS: Final = 1_000
 
