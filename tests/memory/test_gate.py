@@ -357,3 +357,26 @@ def test_a_request_past_its_300_seconds_no_longer_counts_against_the_cap(
 
     assert capped.code("forget", _forget_args(record, "expiring-forget-0002")) == "gate_failed"
     capped.engine.store.close()
+
+
+def test_a_store_from_before_the_agent_id_column_is_upgraded_and_its_requests_say_unknown(
+    memory: Memory,
+) -> None:
+    from engram.crypto.keyfiles import load_keyring
+    from engram.memory.engine import MemoryEngine
+    from engram.store.location import open_memory_store
+
+    record = memory.admit("before the column", "r1")
+    memory.call("forget", _forget_args(record))
+    memory.engine.store.close()
+    memory.rows("DROP INDEX confirmations_by_principal")
+    memory.rows("ALTER TABLE confirmations DROP COLUMN agent_id")
+    version = {"sqlite": 13, "postgresql": 7}[memory.backend]
+    memory.rows("DELETE FROM migrations WHERE schema = 'memory' AND version = ?", (version,))
+    keys = load_keyring(memory.engine.vault.keys.directory)
+
+    memory.engine = MemoryEngine(open_memory_store(memory.location), keys, clock=memory.clock)
+    memory.call("forget", _forget_args(record, "forget-key-000002"), binding(principal="bob"))
+
+    waiting = sorted((r.principal, r.agent_id) for r in _host(memory).pending().confirmations)
+    assert waiting == [("alice", "unknown"), ("bob", "bob-agent")]
