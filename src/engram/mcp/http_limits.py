@@ -222,6 +222,7 @@ def serve(app: Starlette, host: str, port: int, limits: HttpLimits) -> None:
     """Serve ``app`` at ``host:port`` with uvicorn on asyncio's own loop (the loop whose
     accept behaviour the limits are planned for), until interrupted."""
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
 
     file_limit = raise_file_limit()
     backlog, cap = plan_connections(limits.max_connections, file_limit)
@@ -243,8 +244,8 @@ def serve(app: Starlette, host: str, port: int, limits: HttpLimits) -> None:
     server = uvicorn.Server(config)
     with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: Ctrl-C ends the server
         asyncio.run(_serve(server))
-    if not server.started:
-        sys.exit(1)  # uvicorn has said why (the address is taken, …), as uvicorn.run does
+    if not server.started:  # uvicorn has said why, and exits so, as uvicorn.run does
+        sys.exit(STARTUP_FAILURE)
 
 
 async def _serve(server: uvicorn.Server) -> None:
