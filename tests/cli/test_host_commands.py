@@ -178,7 +178,9 @@ def test_confirm_approves_the_request_and_the_agents_retry_forgets(profile: Path
     confirmed = _host("confirm", request["request_id"], "--host-profile", profile)
 
     assert confirmed.exit_code == 0, confirmed.output
-    assert confirmed.stdout == f"approved forget of {record_id} for 300 s\n"
+    assert confirmed.stdout == (
+        f"approved forget of {record_id} for 300 s (asked by principal agent-a, agent agent-a)\n"
+    )
     assert _host("pending", "--host-profile", profile).stdout == "nothing is waiting\n"
     forgotten = _value(profile, "forget", _forget_args(record_id))
     assert forgotten["replayed"] is False
@@ -195,7 +197,10 @@ def test_deny_refuses_the_request_and_the_agents_retry_fails_the_gate(profile: P
     denied = _host("deny", request["request_id"], "--host-profile", profile)
 
     assert denied.exit_code == 0, denied.output
-    assert denied.stdout == f"denied forget of {record_id}\n"
+    assert (
+        denied.stdout
+        == f"denied forget of {record_id} (asked by principal agent-a, agent agent-a)\n"
+    )
     retry = _agent_call(profile, "forget", _forget_args(record_id))
     assert retry["error"]["code"] == "gate_failed"
     assert _host("pending", "--host-profile", profile).stdout == "nothing is waiting\n"

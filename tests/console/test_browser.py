@@ -318,7 +318,8 @@ def test_confirming_a_forget_in_the_page_lets_the_agents_retry_run(
         _click(browser, "#confirmations button.approve")
 
         assert _by_css(browser, "#done").text == (
-            f"approved forget of {record_id} for 300 s: the agent may retry now"
+            f"approved forget of {record_id} for 300 s (asked by principal alice, agent alice):"
+            " the agent may retry now"
         )
         forgotten = _forget(agent, record_id)
         assert forgotten["ok"] is True
@@ -342,7 +343,9 @@ def test_denying_a_forget_in_the_page_refuses_the_agents_retry(
     with _signed_in(browser, project, "--host-profile", str(profile)) as console:
         browser.get(console.origin + "/governed/0")
         _click(browser, "#confirmations button.decline")
-        assert _by_css(browser, "#done").text == f"denied forget of {record_id}"
+        assert _by_css(browser, "#done").text == (
+            f"denied forget of {record_id} (asked by principal alice, agent alice)"
+        )
 
         retried = _forget(agent, record_id)
 

@@ -199,7 +199,7 @@ def _request_lines(row: ConfirmationRow) -> list[str]:
 def confirm(request_id: str, profile: Path) -> None:
     """Approve one confirmation request (valid for 300 s; the agent then retries)."""
     row = _maintenance(profile).confirm(request_id)
-    click.echo(f"approved {row.tool} of {row.target} for 300 s")
+    click.echo(f"approved {row.tool} of {row.target} for 300 s ({_asked_by(row)})")
 
 
 @host.command("deny")
@@ -208,7 +208,12 @@ def confirm(request_id: str, profile: Path) -> None:
 def deny(request_id: str, profile: Path) -> None:
     """Refuse one confirmation request (the agent's retry then fails the gate)."""
     row = _maintenance(profile).deny(request_id)
-    click.echo(f"denied {row.tool} of {row.target}")
+    click.echo(f"denied {row.tool} of {row.target} ({_asked_by(row)})")
+
+
+def _asked_by(row: ConfirmationRow) -> str:
+    """Who asked, as the server bound the call (as ``pending`` shows it)."""
+    return f"asked by principal {row.principal}, agent {row.agent_id}"
 
 
 @host.command("adjudicate")

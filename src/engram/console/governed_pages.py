@@ -23,6 +23,7 @@ from engram.memory.overview import DayActivity
 if TYPE_CHECKING:
     from engram.console.app import Pages
     from engram.console.governed import GovernedView
+    from engram.memory.ports import ConfirmationRow
 
 __all__ = ["routes"]
 
@@ -78,11 +79,12 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         if decision == "approve":
             row = view.maintenance.confirm(request_id)
             done = (
-                f"approved {row.tool} of {row.target} for {APPROVAL_S} s: the agent may retry now"
+                f"approved {row.tool} of {row.target} for {APPROVAL_S} s ({_asked_by(row)}):"
+                " the agent may retry now"
             )
         elif decision == "deny":
             row = view.maintenance.deny(request_id)
-            done = f"denied {row.tool} of {row.target}"
+            done = f"denied {row.tool} of {row.target} ({_asked_by(row)})"
         else:
             return pages.render(request, "refused.html", 400, reason="choose approve or deny")
         return _back(number, done)
@@ -152,6 +154,11 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         ("/governed/{number:int}/journal", governed_page(journal), "GET"),
         ("/governed/{number:int}/audit", governed_page(audit), "GET"),
     ]
+
+
+def _asked_by(row: ConfirmationRow) -> str:
+    """Who asked, as the server bound the call (the waiting table's *asked by*)."""
+    return f"asked by principal {row.principal}, agent {row.agent_id}"
 
 
 def _back(number: int, done: str) -> Response:
