@@ -83,6 +83,10 @@ _PLAIN_WORD: Final = re.compile(r"[A-Za-z][a-z]++")
 _ENCODED: Final = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}|(?:[0-9A-Fa-f]{2}){16,}")
 _PERCENT_ENCODED: Final = re.compile(r"%[0-9A-Fa-f]{2}")
 _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted input
+#: No self-identifying token is shorter, nor its regrouped form (that only drops
+#: separators, and a prefix gains at most its own one or two marks back): shorter text
+#: (ids, kinds, refs) skips those variants.
+_SHORTEST_TOKEN: Final = min(rule.shortest for rule in SPECIFIC_RULES) - 2
 
 # --- Grouping ------------------------------------------------------------------------
 # A vendor prefix, with a separator allowed between any two of its characters (``gh-p_``
@@ -152,7 +156,7 @@ def _holds(text: str) -> bool:
         unescaped = percent_decoded(folded)
         if unescaped != folded and contains_secret(unescaped):
             return True
-    if _self_identifying("\n".join(_rebuilt(folded))):
+    if len(folded) >= _SHORTEST_TOKEN and _self_identifying("\n".join(_rebuilt(folded))):
         return True
     return any(contains_secret(decoded) for decoded in _decoded(folded))
 

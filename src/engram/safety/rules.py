@@ -389,58 +389,77 @@ _CLI_VALUE = (
 _CLI_ARGS = r"(?:[ \t]++(?:[^\s;|&<>]++|\"[^\"\n]{0,200}+\"|'[^'\n]{0,200}+'))"
 
 
-def _command(names: str, flag: str, value: str = _CLI_VALUE) -> re.Pattern[str]:
-    """``name … flag value`` on one line: a tool of ``names`` (space-separated, after a
-    space, a quote, a pipe or the start), at most 16 arguments, then ``flag`` and its
-    value. The arguments are taken lazily and each possessively, so a match costs at most
-    a constant per start."""
-    by_width: dict[int, list[str]] = {}
-    for name in names.split():
-        by_width.setdefault(len(name), []).append(re.escape(name))
-    starts = "|".join(
-        f"(?:{'|'.join(group)})(?<![^\\s;|&(`'\"/]{'.' * width})"
-        for width, group in by_width.items()
-    )
-    return re.compile(f"(?:{starts})(?![A-Za-z0-9_.-]){_CLI_ARGS}{{0,16}}?[ \\t]++{flag}{value}")
-
-
 _MYSQL = "mysql mysqldump mysqladmin mysqlimport mysqlshow mysqlcheck mysqlpump mysqlsh mariadb"
 _MYSQL += " mariadb-dump mariadb-admin mariadb-import mariadb-check"
 _MONGO = "mongo mongosh mongodump mongorestore mongoexport mongoimport mongostat mongotop"
 _LDAP = "ldapsearch ldapmodify ldapadd ldapdelete ldappasswd ldapwhoami ldapcompare"
 _SMB = "smbclient rpcclient smbmap smbcacls net crackmapexec nxc winexe"
+_ARCHIVERS = "7z 7za 7zz 7zr unrar rar"
+_P_UPPER = "zip unzip sqlcmd bcp osql isql ipmitool"
+_REDIS = "redis-cli valkey-cli keydb-cli"
+# ``docker login``, ``podman login``, ``az login``, ``oc login``, ``cf login`` …: the verb
+# names the tool.
+_SPACED_P = f"sshpass {_MONGO} login"
 _CLI_USER = r"[\"']?+[^\s:%,\"'@]{0,128}+"
-_CLI_PASSWORD_PATTERNS: tuple[re.Pattern[str], ...] = (
-    _command(_MYSQL, "-p"),  # attached only: ``-p value`` prompts, and value is the database
-    _command("sshpass", "-p[ \t]*+"),
-    _command(_MONGO, "-p[ \t]*+"),
-    # ``docker login``, ``podman login``, ``az login``, ``oc login``, ``cf login`` …
-    _command("login", "(?:-p|--password)[ \t]*+"),
-    _command("7z 7za 7zz 7zr unrar rar", "-p"),
-    _command("zip unzip sqlcmd bcp osql isql ipmitool", "-P[ \t]*+"),
-    _command(_LDAP, "-w[ \t]*+"),
-    _command("redis-cli valkey-cli keydb-cli", "(?:-a|--pass)[ \t]*+"),
-    _command("ssh-keygen", "-[NP][ \t]*+"),
-    _command("keytool jarsigner", "-(?:store|key|src|dest|new)?pass(?:word)?[ \t]++"),
-    _command("openssl", r"-pass(?:in|out)?[ \t]++pass:"),
-    _command("curl", rf"(?:-u|--user|-U|--proxy-user)(?:[ \t]*+|=){_CLI_USER}:"),
-    _command("http https xh", rf"(?:-a|--auth)(?:[ \t]*+|=){_CLI_USER}:"),
-    _command("ab", rf"-[AP][ \t]*+{_CLI_USER}:"),
-    _command(_SMB, rf"(?:-U|--user(?:name)?)(?:[ \t]*+|=){_CLI_USER}%"),
-    _command("lftp", rf"-u[ \t]++{_CLI_USER},"),
+#: (the flag and what comes between it and the password, tools): which tool takes which
+#: flag for a password. A tool's own word opens the rule's pattern; its flags are looked
+#: for on the rest of its command line by the locator.
+_CLI_FORMS: tuple[tuple[str, str], ...] = (
+    # ``mysql -pVALUE``: only attached (``-p value`` prompts, and value is the database).
+    (r"-p(?=[^\s-])", f"{_MYSQL} {_ARCHIVERS} {_SPACED_P}"),
+    (r"-P(?=[^\s-])", _P_UPPER),
+    (r"(?:-p|--password)[ \t]++", _SPACED_P),
+    (r"-P[ \t]++", f"{_P_UPPER} ssh-keygen"),
+    (r"-N[ \t]++", "ssh-keygen"),
+    (r"-w[ \t]++", _LDAP),
+    (r"(?:-a|--pass)[ \t]++", _REDIS),
+    (r"-(?:(?:src|dest)?store|key)pass[ \t]++|-new[ \t]++", "keytool jarsigner"),
+    (r"-pass(?:in|out)?[ \t]++pass:", "openssl"),
+    (rf"(?:-u|--user|-U|--proxy-user)(?:[ \t]*+|=){_CLI_USER}:", "curl"),
+    (rf"(?:-a|--auth)(?:[ \t]*+|=){_CLI_USER}:", "http https xh"),
+    (rf"-[AP][ \t]*+{_CLI_USER}:", "ab"),
+    (rf"(?:-U|--user|--username)(?:[ \t]*+|=){_CLI_USER}%", _SMB),
+    (rf"-u[ \t]++{_CLI_USER},", "lftp"),
     # ``htpasswd -bc FILE USER PASSWORD``, ``htpasswd -nbB USER PASSWORD``
-    _command("htpasswd", r"-[A-Za-z]*b[A-Za-z]*+[ \t]++(?:[^\s-]\S*+[ \t]++)?[^\s-]\S*+[ \t]++"),
+    (r"-[A-Za-z]*b[A-Za-z]*+[ \t]++(?:[^\s-]\S*+[ \t]++)?[^\s-]\S*+[ \t]++", "htpasswd"),
 )
 
 
+def _flags_by_tool() -> dict[str, list[re.Pattern[str]]]:
+    """Each tool's password flags, each as a pattern of the flag and its value."""
+    by_tool: dict[str, list[re.Pattern[str]]] = {}
+    for flag, tools in _CLI_FORMS:
+        pattern = re.compile(rf"(?<![^ \t])(?:{flag}){_CLI_VALUE}")
+        for tool in tools.split():
+            by_tool.setdefault(tool, []).append(pattern)
+    return by_tool
+
+
+_CLI_FLAGS = _flags_by_tool()
+# The tool's name opens the pattern as a plain alternation of literals (so the engine skips
+# to the characters they start with), then the rest of its command line from its first
+# flag; which flags give a password is the locator's business.
+_CLI_PASSWORD = re.compile(
+    "(?P<tool>" + "|".join(map(re.escape, sorted(_CLI_FLAGS, key=len, reverse=True))) + ")"
+    rf"(?![A-Za-z0-9_.-])(?P<line>{_CLI_ARGS}{{0,16}}?[ \t]++-[^\r\n;|&]{{5,1024}}+)"
+)
+_TOOL_EDGE = frozenset(" \t\r\n;|&(`'\"/")
+
+
 def _cli_password(match: re.Match[str]) -> tuple[int, int] | None:
-    """The password a tool's flag gives: 4+ characters, not a flag, a variable or a
-    placeholder (``-p"$MYSQL_PWD"``, ``-u user:<password>``)."""
-    name = next(group for group in ("dq", "sq", "uv") if match.group(group))
-    value = match.group(name)
-    if len(value) < 4 or value.startswith("-") or is_placeholder(value):
+    """The first password a tool's own flag gives on its command line: the tool stands as
+    a word, and the value is 4+ characters, not a flag, a variable or a placeholder
+    (``-p"$MYSQL_PWD"``, ``-u user:<password>``)."""
+    start, text = match.start(), match.string
+    if start > 0 and text[start - 1] not in _TOOL_EDGE:
         return None
-    return match.span(name)
+    for pattern in _CLI_FLAGS[match.group("tool")]:
+        for found in pattern.finditer(text, match.start("line"), match.end("line")):
+            name = next(group for group in ("dq", "sq", "uv") if found.group(group))
+            value = found.group(name)
+            if len(value) >= 4 and not value.startswith("-") and not is_placeholder(value):
+                return found.span(name)
+    return None
 
 
 # A run of base64/base64url characters; a dash only when single, so that a run stops
@@ -555,10 +574,7 @@ RULES: tuple[Rule, ...] = (
     Rule("password_assignment", CONTEXT, _assigned(_PASSWORD_KEYS), _assignment(6, False)),
     Rule("generic_api_key_assignment", CONTEXT, _assigned(_TOKEN_KEYS), _assignment(12, True)),
     Rule("secret_assignment", CONTEXT, _assigned(_SECRET_KEYS), _assignment(8, True)),
-    *(
-        Rule("command_line_password", CONTEXT, pattern, _cli_password)
-        for pattern in _CLI_PASSWORD_PATTERNS
-    ),
+    Rule("command_line_password", CONTEXT, _CLI_PASSWORD, _cli_password),
     Rule("high_entropy_string", FALLBACK, _RUN, _high_entropy),
 )
 
