@@ -302,10 +302,12 @@ def revoke(profile: Path, principal: str | None) -> None:
     help="How long the token is valid (at most a day).",
 )
 def issue_token_command(profile: Path, ttl_seconds: int) -> None:
-    """Print a bearer token naming this profile's binding, for engram-mcp --http.
+    """Print a bearer token naming this profile and its binding, for engram-mcp --http.
 
     Signed with a key only this host holds (token.key beside the store's keys); give it to
-    the agent that runs with this profile, as `Authorization: Bearer <token>`.
+    the agent that runs with this profile, as `Authorization: Bearer <token>`. Every request
+    is served under this profile as it is then: disable it, cut a grant or delete it and the
+    token loses what it lost. A disabled profile gets no token.
     """
     import time
 
@@ -319,7 +321,7 @@ def issue_token_command(profile: Path, ttl_seconds: int) -> None:
 @click.argument("token_or_id")
 @PROFILE_OPTION
 def revoke_token_command(token_or_id: str, profile: Path) -> None:
-    """Refuse a token from now on (give the token, or its id)."""
+    """Refuse a token from now on (give the token, or its id), on every server of the store."""
     from engram.host.profile import load_profile
     from engram.host.tokens import revoke_token
 
