@@ -377,11 +377,11 @@ _COOKIE = re.compile(
 )
 
 # --- Passwords on a command line -----------------------------------------------------------
-# A tool's own flag for a password: ``mysql -pS3cret``, ``sshpass -p S3cret``,
-# ``curl -u user:S3cret``, ``smbclient -U user%S3cret``, ``openssl … -passin pass:S3cret``.
-# The flag means a password only after its tool (``-p`` is a port or a path elsewhere), so
-# each pattern opens with the tool's name standing as a word and allows a few other
-# arguments (bounded, possessive) before the flag.
+# A tool's own flag for a password: ``mysql -p…``, ``sshpass -p …``, ``curl -u user:…``,
+# ``smbclient -U user%…``, ``openssl … -passin pass:…``. The flag means a password only
+# after its tool (``-p`` is a port or a path elsewhere), so the pattern opens with the
+# tool's name standing as a word and allows a few other arguments (bounded, possessive)
+# before the first flag; the locator looks for the tool's own flags on the rest of the line.
 _CLI_VALUE = (
     r"(?:\"(?P<dq>[^\s\"]{1,256}+)\"|'(?P<sq>[^\s']{1,256}+)'"
     r"|(?P<uv>[^\s\"'`;|&<>()]{1,256}+))"
