@@ -4,10 +4,12 @@ showing agent-written text to people.
 :mod:`engram.safety.secrets` is the detector the governed admission policy and project
 memory both call; :mod:`engram.safety.invisible` removes the invisible characters that
 could split a secret so that the detector would miss it; :mod:`engram.safety.disguise`
-undoes the other disguises (split, folded, spaced, glued, encoded) before scanning again;
+undoes the other disguises (split, folded, marked, grouped, spaced, glued, encoded,
+reversed) before scanning again;
 :mod:`engram.safety.display` refuses or escapes what could rewrite an operator's screen.
 The layer may import only :mod:`engram.errors` from engram, and only light
-standard-library modules (``re``, ``math``, ``dataclasses``, ``base64``, ``unicodedata``),
+standard-library modules (``re``, ``math``, ``dataclasses``, ``base64``, ``unicodedata``;
+``hashlib`` only to check a Bitcoin address's checksum),
 so any layer can call it without weighing on the ``engram-mcp`` start-up path. It knows
 nothing of memories, tools or the wire.
 """
