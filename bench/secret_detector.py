@@ -226,6 +226,19 @@ DISGUISES: dict[str, tuple[str, Disguise]] = {
             )
         ],
     ),
+    "html_entities": ("new", lambda t, r: ["".join(f"&#{ord(c)};" for c in t)]),
+    "backslash_x_escapes": ("new", lambda t, r: ["".join(f"\\x{ord(c):02x}" for c in t)]),
+    "backslash_u_escapes": (
+        "new",
+        lambda t, r: ['"' + "".join(f"\\u{ord(c):04x}" for c in t) + '"'],
+    ),
+    "base32": ("new", lambda t, r: [f"blob {base64.b32encode(t.encode()).decode()}"]),
+    "string_concatenation": (
+        "new",
+        lambda t, r: [f'TOKEN = "{t[:10]}" + "{t[10:24]}" + "{t[24:]}"'],
+    ),
+    "implicit_concatenation": ("new", lambda t, r: [f"key = ('{t[:12]}'\n       '{t[12:]}')"]),
+    "every_character_spaced": ("new", lambda t, r: [f"key: {' '.join(t)}"]),
     "reversed": ("new", lambda t, r: [f"read it backwards: {t[::-1]}"]),
     "rot13": ("new", lambda t, r: [f"rot13: {codecs.encode(t, 'rot13')}"]),
     # Two disguises at once.
@@ -492,6 +505,15 @@ ORDINARY: dict[str, Callable[[random.Random], str]] = {
     "engram_ids": lambda r: (
         f"mem_{_draw(r, 'abcdefghijklmnopqrstuvwxyz234567', 52)} sha256:{_draw(r, HEX, 64)}"
     ),
+    "code_strings_html": lambda r: r.choice(
+        [
+            f'msg = "Deploy " + "finished in " + str({r.randrange(99)}) + "s"',
+            f"<p>Tom &amp; Jerry &#8212; &lt;b&gt;{_words(r, 3)}&lt;/b&gt;</p>",
+            f"C:\\Users\\ada\\x64\\bin\\app-{r.randrange(9)}.exe",
+            f'label = ("release " "{r.randrange(10)}.{r.randrange(10)}" " notes")',
+            'printf("\\x1b[31merror\\x1b[0m: %s\\n", msg);',
+        ]
+    ),
     "placeholders": lambda r: r.choice(
         [
             "GITHUB_TOKEN=ghp_" + "x" * 36,
@@ -500,6 +522,9 @@ ORDINARY: dict[str, Callable[[random.Random], str]] = {
             "API_KEY=your_api_key_here",
             "postgres://user:password@localhost:5432/app",
             "Authorization: Bearer YOUR_TOKEN",
+            "jwt.io's example: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkw"
+            "IiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ."
+            "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         ]
     ),
 }

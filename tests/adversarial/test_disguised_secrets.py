@@ -112,6 +112,13 @@ DISGUISES: dict[str, Callable[[str], list[str]]] = {
     "rot13": lambda t: [f"rot13: {codecs.encode(t, 'rot13')}"],
     "full-width and dashed": lambda t: [_fullwidth(_groups(t, 4, "-", 4))],
     "split in halves": lambda t: [f"The key starts {t[: len(t) // 2]}", t[len(t) // 2 :]],
+    "HTML character references": lambda t: ["".join(f"&#{ord(c)};" for c in t)],
+    "backslash escapes": lambda t: ["".join(f"\\x{ord(c):02x}" for c in t)],
+    "JSON unicode escapes": lambda t: ['{"k": "' + "".join(f"\\u{ord(c):04x}" for c in t) + '"}'],
+    "base32": lambda t: [f"blob {base64.b32encode(t.encode()).decode()}"],
+    "concatenated string literals": lambda t: [f'TOKEN = "{t[:10]}" + "{t[10:24]}" + "{t[24:]}"'],
+    "adjacent string literals": lambda t: [f"key = ('{t[:12]}'\n       '{t[12:]}')"],
+    "every character spaced": lambda t: [f"key: {' '.join(t)}"],
 }
 
 

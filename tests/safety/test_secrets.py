@@ -247,6 +247,11 @@ NOT_SECRETS: list[str] = [
     "golang.org/x/text v0.14.0 h1:" + fake(BASE64, 43, 3) + "=",
     '<img src="data:image/png;base64,iVBORw0KGgo' + fake(BASE64, 60, 3) + '">',
     "wallet address " + fake(BASE58, 44, 3),
+    'msg = "Deploy " + "finished in " + str(seconds) + "s"',
+    "<p>Tom &amp; Jerry &#8212; &lt;b&gt;bold&lt;/b&gt;</p>",
+    'C:\\Users\\ada\\x64\\bin\\app.exe and printf("\\x1b[31merror\\x1b[0m")',
+    "jwt.io's example token: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkw"
+    "IiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 ]
 
 
@@ -449,6 +454,8 @@ LIGHT = {"__future__", "re", "math", "collections", "collections.abc", "dataclas
 LIGHT |= {"base64", "binascii", "unicodedata"}
 #: What checks a Bitcoin address's checksum (imported only for a base58 candidate).
 LIGHT |= {"hashlib"}
+#: What decodes HTML character references (imported only for text holding ``&…;``).
+LIGHT |= {"html"}
 
 
 @pytest.mark.parametrize("path", sorted(SAFETY.glob("*.py")), ids=lambda path: path.name)

@@ -41,7 +41,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 from engram.safety.guards import percent_decoded
-from engram.safety.rules import ANY_SPECIFIC_RULE, SPECIFIC_RULES, VENDOR_PREFIXES
+from engram.safety.rules import (
+    ANY_SPECIFIC_RULE,
+    PUBLISHED_EXAMPLES,
+    SPECIFIC_RULES,
+    VENDOR_PREFIXES,
+)
 from engram.safety.secrets import contains_secret, strip_invisible
 
 __all__ = ["CONFUSABLES", "contains_disguised_secret", "fold"]
@@ -80,8 +85,15 @@ _GAP: Final = re.compile(r"(\s+)")
 _TOKENISH: Final = re.compile(r"(?![A-Za-z][a-z]*\Z)[A-Za-z0-9_\-+/=.]+")
 _PLAIN_WORD: Final = re.compile(r"[A-Za-z][a-z]++")
 #: Runs that may encode a credential: 24+ base64 characters, or 32+ hex digits.
-_ENCODED: Final = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}|(?:[0-9A-Fa-f]{2}){16,}")
+_ENCODED: Final = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,6}|(?:[0-9A-Fa-f]{2}){16,}")
+_BASE32: Final = re.compile(r"[A-Z2-7]++=*+")
 _PERCENT_ENCODED: Final = re.compile(r"%[0-9A-Fa-f]{2}")
+_ESCAPE: Final = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
+#: The end of one string literal and the start of the next, joined by an operator or by
+#: nothing (``"a" + "b"``, ``'a' . 'b'``, ``"a" || "b"``, ``"a" "b"``, over a line break).
+_CONCATENATION: Final = re.compile(
+    r"([\"'`])[ \t]*+(?:\+|\.\.?|&|\|\||~)?[ \t]*+(?:\\?\r?\n[ \t]*+(?:\+|\.|&)?[ \t]*+)?\1"
+)
 _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted input
 #: No self-identifying token is shorter, nor its regrouped form (that only drops
 #: separators, and a prefix gains at most its own one or two marks back): shorter text
@@ -110,7 +122,7 @@ _REACH: Final = 400  # characters after a prefix the grouping looks at
 #: shorter, and a longer token is matched by length ranges, whole.
 _CUTS_UP_TO: Final = 100
 _MAX_PREFIXES: Final = 32  # prefix occurrences regrouped per text, a bound for crafted input
-_WIDTHS: Final = range(2, 65)  # the group widths tried
+_WIDTHS: Final = range(1, 65)  # the group widths tried
 
 
 def fold(text: str) -> str:
@@ -152,18 +164,47 @@ def _holds(text: str) -> bool:
     folded = fold(text)
     if folded != text and contains_secret(folded):
         return True
-    if _PERCENT_ENCODED.search(folded):
-        unescaped = percent_decoded(folded)
-        if unescaped != folded and contains_secret(unescaped):
-            return True
+    if any(contains_secret(unescaped) for unescaped in _unescaped(folded)):
+        return True
     if len(folded) >= _SHORTEST_TOKEN and _self_identifying("\n".join(_rebuilt(folded))):
         return True
     return any(contains_secret(decoded) for decoded in _decoded(folded))
 
 
+def _unescaped(folded: str) -> Iterator[str]:
+    """The variants of ``folded`` where every rule counts, each when it changes something:
+    percent-encoding decoded, HTML character references and backslash escapes decoded
+    (``&#103;``, ``\\x67``, ``\\u0067``), adjacent string literals joined
+    (``"ghp_Vq" + "HpTZ…"``)."""
+    if _PERCENT_ENCODED.search(folded):
+        yield percent_decoded(folded)
+    if "&" in folded and ";" in folded:
+        import html  # only for text that may hold a character reference
+
+        unescaped = html.unescape(folded)
+        if unescaped != folded:
+            yield unescaped
+    if "\\" in folded:
+        unescaped = _ESCAPE.sub(_escaped, folded)
+        if unescaped != folded:
+            yield unescaped
+    joined = _CONCATENATION.sub("", folded)
+    if joined != folded:
+        yield joined
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = int(next(group for group in match.groups() if group), 16)
+    return chr(code) if code <= 0x10FFFF else match.group()
+
+
 def _rebuilt(folded: str) -> Iterator[str]:
     """The variants of ``folded`` where only self-identifying formats count: unspaced,
-    un-glued, tokens regrouped, reversed, ROT13."""
+    un-glued, tokens regrouped, reversed, ROT13. A published example is not regrouped
+    (its own dots and dashes read as separators would make new tokens of it)."""
+    for example in PUBLISHED_EXAMPLES:
+        if example in folded:
+            folded = folded.replace(example, " ")
     for variant in (_unspaced(folded), _PREFIXES.sub(" ", folded)):
         if variant != folded:
             yield variant
@@ -309,8 +350,8 @@ def _every(
             cut, at_end, filled = True, True, 0
             if len(prefix) < len(out) <= len(prefix) + _CUTS_UP_TO and out.startswith(prefix):
                 yield out
-        elif at_end and (sort == "blank" or following == "blank"):
-            pass  # the rest of an inserted " - "
+        elif at_end and (sort == "blank" or (following == "blank" and width > 1)):
+            pass  # the rest of an inserted " - " (between single characters, a mark is theirs)
         elif sort == "mark" and characters in "-._" and filled < width:
             out, filled, at_end = out + characters, filled + 1, False
         else:
@@ -323,29 +364,40 @@ def _decoded(text: str) -> Iterator[str]:
     for count, match in enumerate(_ENCODED.finditer(text)):
         if count >= _MAX_DECODED:
             return
-        decoded = _decode(match.group())
-        if decoded is not None:
-            yield decoded
+        yield from _decode(match.group())
 
 
-def _decode(run: str) -> str | None:
-    """The text a run encodes (hex, base64 or base64url), or ``None``."""
-    data: bytes | None = None
+def _decode(run: str) -> Iterator[str]:
+    """The texts a run may encode (hex, base32, base64 or base64url) that decode to
+    printable UTF-8."""
     if len(run) % 2 == 0 and re.fullmatch(r"[0-9A-Fa-f]+", run):
-        data = bytes.fromhex(run)
-    else:
-        padded = run + "=" * (-len(run) % 4)
-        for alphabet in (b"+/", b"-_"):
-            try:
-                data = base64.b64decode(padded, altchars=alphabet, validate=True)
-                break
-            except (binascii.Error, ValueError):
-                continue
+        yield from _text(bytes.fromhex(run))
+        return
+    if _BASE32.fullmatch(run):
+        yield from _text(_base32(run))
+    padded = run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 4)
+    for alphabet in (b"+/", b"-_"):
+        try:
+            yield from _text(base64.b64decode(padded, altchars=alphabet, validate=True))
+            return
+        except (binascii.Error, ValueError):
+            continue
+
+
+def _base32(run: str) -> bytes:
+    try:
+        return base64.b32decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 8))
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _text(data: bytes) -> Iterator[str]:
     if not data:
-        return None
+        return
     try:
         decoded = data.decode("utf-8")
     except UnicodeDecodeError:
-        return None
+        return
     printable = sum(character.isprintable() or character in "\n\t" for character in decoded)
-    return decoded if printable >= 0.95 * len(decoded) else None
+    if printable >= 0.95 * len(decoded):
+        yield decoded

@@ -68,8 +68,17 @@ VENDOR_PREFIXES: tuple[str, ...] = tuple(
     )
 )
 
-#: Values published in vendor documentation as examples; they are not secrets.
-PUBLISHED_EXAMPLES = frozenset({"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
+#: Values published in vendor documentation as examples; they are not secrets: AWS's
+#: example key pair, and jwt.io's example token (signed with the key it publishes,
+#: ``your-256-bit-secret``), quoted across JWT tutorials.
+PUBLISHED_EXAMPLES = frozenset(
+    {
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwi"
+        "aWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +101,21 @@ class Rule:
             return
         for match in self.pattern.finditer(text):
             span = self.locate(match)
-            if span is not None and text[span[0] : span[1]] not in PUBLISHED_EXAMPLES:
+            if span is not None and not _published(text, span):
                 yield span
+
+
+def _published(text: str, span: tuple[int, int]) -> bool:
+    """Whether the span is a published example or lies inside one (a part of jwt.io's
+    token is a run the entropy fallback would see)."""
+    start, end = span
+    if text[start:end] in PUBLISHED_EXAMPLES:
+        return True
+    for example in PUBLISHED_EXAMPLES:
+        found = text.find(example, max(0, end - len(example)), start + len(example))
+        if found != -1 and found <= start and end <= found + len(example):
+            return True
+    return False
 
 
 def _shortest_match(pattern: re.Pattern[str]) -> int:
