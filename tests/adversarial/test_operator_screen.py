@@ -430,3 +430,64 @@ def test_wide_characters_count_two_columns_when_a_reason_is_cut() -> None:
 
     assert line == "日" * 11 + " [+289 characters]"
     assert columns(line) == 40
+
+
+def _widest_rows(text: str, width: int) -> list[str]:
+    """What the widest terminal shows of ``text`` in ``width`` columns: every character
+    past ASCII drawn two wide (none is drawn wider; which ones are depends on the
+    terminal's tables and settings)."""
+    rows: list[str] = []
+    for line in text.splitlines():
+        row, used = "", 0
+        for character in line:
+            drawn = 1 if character.isascii() else 2
+            if used + drawn > width:
+                rows.append(row)
+                row, used = "", 0
+            row, used = row + character, used + drawn
+        rows.append(row)
+    return rows
+
+
+def test_a_reason_of_characters_a_terminal_draws_wider_than_pythons_tables_draws_no_line(
+    owner_and_mallory: tuple[Path, Path],
+) -> None:
+    # Seen in tmux at 80 columns: glibc draws a Yijing hexagram (U+4DC0) two wide and
+    # the Hangul tone mark U+302E two wide, where Python's tables say one and none, so
+    # each group below took 6 columns counted as 1, and the fake request, joined by
+    # braille blanks (U+2800, no whitespace to collapse), started a row of its own.
+    owner, mallory = owner_and_mallory
+    record_id = _admitted(owner)
+    filler = "\u4dc0\u302e\u302e" * 11
+    fake = "confirm\u2800\u2800conf_" + "b" * 24 + "\u2800\u2800forget"
+    reason = filler + fake + " " + filler + "\u2800\u2800target\u2800\u2800" + record_id[:30]
+
+    _forget(mallory, record_id, reason)
+
+    shown = _pending(owner)
+    request_id = _request_id(owner)
+    for width in TERMINALS:
+        at_the_margin = [row for row in _widest_rows(shown, width) if not row.startswith(" ")]
+        assert at_the_margin == [f"confirm  {request_id}  forget"], width
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # Thai marks of combining class 0: a tower over the rows above in a browser, and
+        # one character it cannot break, out of its cell over the buttons.
+        ("\u0e01" + "\u0e31" * 5, "\u0e01\u0e31\u0e31" + "\\u0e31" * 3),
+        ("x" + "\u0489" * 4, "x\u0489\u0489\\u0489\\u0489"),
+        ("y" + "\u20dd" * 3, "y\u20dd\u20dd\\u20dd"),
+        ("\U0001f44d" + "\U0001f3fb" * 3, "\U0001f44d\U0001f3fb\U0001f3fb\\U0001f3fb"),
+        ("\u1100" * 4, "\u1100\u1100\u1100\\u1100"),
+        # What people write keeps every character.
+        ("\uc548\ub155\ud558\uc138\uc694", "\uc548\ub155\ud558\uc138\uc694"),
+        ("\u1100\u1161\u11a8", "\u1100\u1161\u11a8"),
+        ("Vi\u1ec7t", "Vi\u1ec7t"),
+    ],
+)
+def test_a_stack_on_one_character_keeps_two_of_any_combining_class(text: str, shown: str) -> None:
+    from engram.safety.display import one_line
+
+    assert one_line(text, 200) == shown

@@ -28,8 +28,11 @@ from engram.safety.invisible import INVISIBLE_RANGES
 __all__ = ["columns", "displayable", "escaped", "one_line", "shown", "wrapped"]
 
 #: Combining marks kept on one base character; more are escaped: a stack of hundreds
-#: draws over the lines above and below it.
+#: draws over the lines above and below it, and a browser cannot break a cell's text
+#: inside one character and its marks.
 _MARKS_KEPT = 2
+#: Emoji skin-tone modifiers, which extend the character before them as marks do.
+_MODIFIERS = range(0x1F3FB, 0x1F400)
 
 _UNSAFE = re.compile(
     "[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029"
@@ -63,21 +66,24 @@ def shown(text: str) -> str:
 
 
 def columns(text: str) -> int:
-    """How many terminal columns ``text`` (already escaped) takes: East Asian wide and
-    full-width characters two, combining marks none, the others one."""
-    return sum(_width(character) for character in text)
+    """At most how many terminal columns ``text`` (already escaped) takes: one for each
+    ASCII character, two for every other, combining marks included.
 
-
-def _width(character: str) -> int:
-    if unicodedata.combining(character) or unicodedata.category(character) in ("Mn", "Me"):
-        return 0
-    return 2 if unicodedata.east_asian_width(character) in ("W", "F") else 1
+    An upper bound, not a guess: terminals disagree on which characters take two (each
+    has its Unicode version and its own table: glibc draws the Yijing hexagrams and the
+    Hangul tone marks U+302E and U+302F two wide where Python's tables say one and none;
+    an East Asian setting draws every ambiguous character, Greek and Cyrillic among them,
+    two), and none draws a code point wider than two. A line counted here never wraps
+    where its caller said it fits; one counted as Python's tables say did, into a line
+    of its own at the margin of an 80-column tmux.
+    """
+    return sum(1 if character.isascii() else 2 for character in text)
 
 
 def one_line(text: str, limit: int) -> str:
     """``text`` as one field of a list a person reads: :func:`escaped` (so one line, and
     no character reorders or hides another; every other character Python does not call
-    printable, and a combining mark past the second on one character, escaped too),
+    printable, and a mark past the second on one character, escaped too),
     every run of the whitespace left (spaces of any width) one space, the ends trimmed,
     and at most ``limit`` columns: what does not fit is replaced by `` [+N characters]``
     (N: how many characters of the collapsed text were left out, an escape counting as
@@ -107,8 +113,7 @@ def _pieces(text: str) -> list[str]:
     marks = 0
     for character in text:
         point = ord(character)
-        combining = bool(unicodedata.combining(character))
-        marks = marks + 1 if combining else 0
+        marks = marks + 1 if _extends(character, pieces) else 0
         if character.isspace() and not _UNSAFE.match(character):
             if pieces and pieces[-1] != " ":
                 pieces.append(" ")
@@ -121,6 +126,26 @@ def _pieces(text: str) -> list[str]:
     while pieces and pieces[-1] == " ":
         pieces.pop()
     return pieces
+
+
+def _extends(character: str, pieces: list[str]) -> bool:
+    """Whether ``character`` is drawn on the one before it: any combining mark (also
+    one of combining class 0, such as the Thai vowel and tone marks, U+0489 or the
+    enclosing circle U+20DD), a skin-tone modifier, or a conjoining Hangul jamo after
+    Hangul (a run of leading jamo is one character to a browser, however long)."""
+    if unicodedata.combining(character) or unicodedata.category(character).startswith("M"):
+        return True
+    if ord(character) in _MODIFIERS:
+        return True
+    before = ord(pieces[-1][-1]) if pieces else 0
+    if _jamo(ord(character)):
+        return _jamo(before) or 0xAC00 <= before <= 0xD7A3
+    # A syllable after a leading jamo joins it; one after another syllable does not.
+    return 0xAC00 <= ord(character) <= 0xD7A3 and 0x1100 <= before <= 0x115F
+
+
+def _jamo(point: int) -> bool:
+    return 0x1100 <= point <= 0x11FF or 0xA960 <= point <= 0xA97F or 0xD7B0 <= point <= 0xD7FF
 
 
 def wrapped(text: str, width: int) -> list[str]:
