@@ -6,6 +6,7 @@ that the suite stays fast); every wait is bounded, every socket closed."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -309,3 +310,60 @@ def test_past_the_cap_a_new_connection_is_closed_when_every_one_is_in_a_request(
 
         with socket.create_connection(("127.0.0.1", server.port)) as fifth:
             assert closed_within(fifth, SLACK_S) == b""
+
+
+def _send_queue(server_port: int, client_port: int) -> int:
+    """The bytes the server's socket to ``client_port`` holds unsent (/proc/net/tcp);
+    -1 once no process holds that socket (gone, or left to the kernel to finish)."""
+    wanted = f":{server_port:04X}", f":{client_port:04X}"
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if (fields[1][-5:], fields[2][-5:]) == wanted and fields[9] != "0":
+            return int(fields[4].split(":")[0], 16)
+    return -1
+
+
+def _reads_nothing(server: Server, stack: ExitStack, ends_with_close: bool) -> socket.socket:
+    """A connection that asks and asks (no token needed) and reads none of the answers,
+    until the server's socket holds all it can; then, if ``ends_with_close``, one more
+    request that asks the server to close the connection after its answer."""
+    sock = stack.enter_context(socket.socket())
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.connect(("127.0.0.1", server.port))
+    sock.settimeout(10)
+    ask = f"GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    client_port, queued = sock.getsockname()[1], -1
+    for _ in range(400):  # 80,000 requests at most: the server's socket is full long before
+        sock.sendall(ask * 200)
+        time.sleep(0.05)  # let the server answer them
+        now = _send_queue(server.port, client_port)
+        if now == queued and now > 0:
+            break
+        queued = now
+    else:
+        pytest.fail("the server's socket never filled")
+    if ends_with_close:
+        sock.sendall(ask.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+    else:
+        sock.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            for _ in range(1000):  # until the server stops reading: it waits to send
+                sock.send(ask * 200)
+    return sock
+
+
+@pytest.mark.parametrize("ends_with_close", [False, True], ids=["in-an-answer", "closing"])
+def test_connections_whose_clients_read_no_answer_are_dropped_and_a_valid_call_is_served(
+    tmp_path: Path, ends_with_close: bool
+) -> None:
+    limits = {**SHORT, "ENGRAM_HTTP_MAX_CONNECTIONS": "4"}
+    with serving(tmp_path, limits) as server, ExitStack() as stack:
+        held = [_reads_nothing(server, stack, ends_with_close) for _ in range(4)]
+        time.sleep(1 + SLACK_S)  # past the timeouts (the attack's own pace)
+
+        status, _ = server.call(timeout=SLACK_S)
+
+        assert status == 200
+        assert [_send_queue(server.port, sock.getsockname()[1]) for sock in held] == [-1] * 4
+    log = server.log.read_text()
+    assert "Traceback" not in log

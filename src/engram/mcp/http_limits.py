@@ -9,6 +9,13 @@ this module closes it (docs/deployment.md, "The HTTP server's limits"):
   or trickles the rest of a body after its answer, is held forever. Here each connection
   must finish a request's headers within ``header_timeout`` of opening or of its last
   answer, or it is closed.
+- **No timeout on a client that reads nothing.** An answer waits, for ever, for a client
+  that reads none of it (or of the answers to requests it sent one after another without
+  reading), and a connection closed with unread answers in its buffer is held until they
+  are read: each holds its descriptor and, in the middle of an answer, cannot be closed
+  for a newcomer. Here an answer whose client has read nothing for ``send_timeout``
+  drops the connection, and a connection closed with answers left unread is dropped
+  (its buffer discarded) by the header timeout or for a newcomer.
 - **No cap that frees a descriptor.** ``limit_concurrency`` counts idle connections too
   and answers 503 once a request arrives; it never closes one, so idle connections still
   use up the file limit, and with the cap full of them every valid request would be 503.
@@ -108,14 +115,20 @@ def plan_connections(max_connections: int, file_limit: int | None) -> tuple[int,
     return backlog, min(max_connections, max(8, file_limit - 4 * backlog - RESERVE))
 
 
-def bounded_protocol(cap: int, header_timeout: float) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol with a header timeout and a cap of ``cap`` open
-    connections (the module's docstring says why uvicorn's own settings do not do it)."""
+def bounded_protocol(
+    cap: int, header_timeout: float, send_timeout: float
+) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with a header timeout, a send timeout and a cap of ``cap``
+    open connections (the module's docstring says why uvicorn's own settings do not do
+    it)."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     #: The connections waiting for a request (none in progress), the longest-waiting
     #: first, each with the timer that closes it.
     waiting: dict[H11Protocol, asyncio.TimerHandle] = {}
+    #: The connections whose client reads nothing of an answer, each with the timer that
+    #: drops it.
+    stalled: dict[H11Protocol, asyncio.TimerHandle] = {}
 
     def idle(connection: H11Protocol) -> bool:
         return connection.cycle is None or connection.cycle.response_complete
@@ -129,21 +142,35 @@ def bounded_protocol(cap: int, header_timeout: float) -> type[asyncio.Protocol]:
         if timer is not None:
             timer.cancel()
 
+    def drop(connection: H11Protocol) -> None:
+        # close() waits for the buffer to be sent, for ever if the client reads nothing.
+        transport = connection.transport
+        if transport.get_write_buffer_size():
+            transport.abort()
+        else:
+            transport.close()
+
     def expire(connection: H11Protocol) -> None:
         waiting.pop(connection, None)
         if idle(connection):
-            connection.transport.close()
+            drop(connection)
 
     def make_room() -> bool:
         while waiting:
             oldest = next(iter(waiting))
             stop_waiting(oldest)
-            if oldest.transport.is_closing():  # already on its way out (keep-alive, the peer)
-                continue
-            oldest.transport.close()
+            transport = oldest.transport
+            if transport.is_closing() and not transport.get_write_buffer_size():
+                continue  # already on its way out (keep-alive, the peer)
+            drop(oldest)
             log.warning("closed idle connections for new ones: %d are open, the most", cap)
             return True
         return False
+
+    def stop_stalling(connection: H11Protocol) -> None:
+        timer = stalled.pop(connection, None)
+        if timer is not None:
+            timer.cancel()
 
     class BoundedH11Protocol(H11Protocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -161,11 +188,21 @@ def bounded_protocol(cap: int, header_timeout: float) -> type[asyncio.Protocol]:
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            if idle(self) and not self.transport.is_closing():
+            if idle(self):  # closing too: its answers may wait for a client that reads none
                 await_request(self)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            stop_stalling(self)
+            stalled[self] = self.loop.call_later(send_timeout, self.transport.abort)
+
+        def resume_writing(self) -> None:
+            stop_stalling(self)
+            super().resume_writing()
 
         def connection_lost(self, exc: Exception | None) -> None:
             stop_waiting(self)
+            stop_stalling(self)
             super().connection_lost(exc)
 
     return BoundedH11Protocol
@@ -231,7 +268,7 @@ def serve(app: Starlette, host: str, port: int, limits: HttpLimits) -> None:
         host=host,
         port=port,
         log_level="warning",
-        http=bounded_protocol(cap, limits.header_timeout),
+        http=bounded_protocol(cap, limits.header_timeout, limits.body_timeout),
         backlog=backlog,
         timeout_keep_alive=limits.keep_alive,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,

@@ -54,7 +54,8 @@ class HttpLimits:
 
     #: Seconds from a connection's opening (or its last answer) to a request's last header.
     header_timeout: float = 10.0
-    #: Seconds from a request's headers to the last byte of its body.
+    #: Seconds from a request's headers to the last byte of its body; also how long an
+    #: answer waits for a client that reads none of it.
     body_timeout: float = 30.0
     #: Whole seconds an idle connection is kept open after an answer (uvicorn's own timer).
     keep_alive: int = 5
