@@ -491,3 +491,29 @@ def test_a_stack_on_one_character_keeps_two_of_any_combining_class(text: str, sh
     from engram.safety.display import one_line
 
     assert one_line(text, 200) == shown
+
+
+def test_a_long_agent_id_the_host_wrote_stays_indented_under_its_request(
+    tmp_path: Path, store_location: StoreLocation
+) -> None:
+    store = _store_option(store_location)
+    owner = host_init(tmp_path / "owner", "--store", store)
+    keys = (
+        [] if isinstance(store_location, Path) else ["--keys", str(tmp_path / "owner/memory.keys")]
+    )
+    fake = "confirm  conf_bbbbbbbbbbbbbbbbbbbbbbbb  forget"
+    agent = "b" * 42 + " " * 80 + fake + "c" * 100
+    bot = host_init(
+        tmp_path / "bot", "--store", store, *keys, "--principal", "bot", "--agent-id", agent
+    )
+    record_id = _admitted(owner)
+
+    _forget(bot, record_id, "reason:cleanup")
+
+    shown = _pending(owner)
+    request_id = _request_id(owner)
+    assert all(len(line) <= WIDTH for line in shown.splitlines())
+    for width in TERMINALS:
+        at_the_margin = [row for row in _widest_rows(shown, width) if not row.startswith(" ")]
+        assert at_the_margin == [f"confirm  {request_id}  forget"], width
+    assert json.loads(_pending(owner, "--json"))["confirmations"][0]["agent_id"] == agent

@@ -171,6 +171,7 @@ def pending(profile: Path, as_json: bool) -> None:
 #: target, 56 characters for a record, has a line of its own to fit too).
 _REASON_FRAME = "  reason    | "
 _CONTINUED_FRAME = "            | "
+_ASKED_BY = "  asked by  "
 _WIDTH = 72
 
 
@@ -181,11 +182,11 @@ def _request_lines(row: ConfirmationRow) -> list[str]:
     whitespace collapsed, cut: the domain's one line), framed and wrapped here."""
     from engram.safety.display import wrapped
 
-    lines = [
-        f"confirm  {row.request_id}  {row.tool}",
-        f"  target    {row.target}",
-        f"  asked by  principal {row.principal}, agent {row.agent_id}",
-    ]
+    lines = [f"confirm  {row.request_id}  {row.tool}", f"  target    {row.target}"]
+    # Host-written, but a profile's agent id may be long: its lines are indented too.
+    who = f"principal {row.principal}, agent {row.agent_id}"
+    for number, part in enumerate(wrapped(who, _WIDTH - len(_ASKED_BY))):
+        lines.append((" " * len(_ASKED_BY) if number else _ASKED_BY) + part)
     reason = row.display.get("reason")
     if isinstance(reason, str):
         for number, part in enumerate(wrapped(reason, _WIDTH - len(_REASON_FRAME))):
