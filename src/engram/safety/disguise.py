@@ -89,10 +89,12 @@ _ENCODED: Final = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,6}|(?:[0-9A-Fa-f]{2}){16,
 _BASE32: Final = re.compile(r"[A-Z2-7]++=*+")
 _PERCENT_ENCODED: Final = re.compile(r"%[0-9A-Fa-f]{2}")
 _ESCAPE: Final = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
-#: The end of one string literal and the start of the next, joined by an operator or by
-#: nothing (``"a" + "b"``, ``'a' . 'b'``, ``"a" || "b"``, ``"a" "b"``, over a line break).
+#: The end of one string literal and the start of the next, joined by an operator, a
+#: blank or a line break (``"a" + "b"``, ``'a' . 'b'``, ``"a" || "b"``, ``"a" "b"``); an
+#: empty literal (``""``) and reStructuredText's double backquotes are left alone.
 _CONCATENATION: Final = re.compile(
-    r"([\"'`])[ \t]*+(?:\+|\.\.?|&|\|\||~)?[ \t]*+(?:\\?\r?\n[ \t]*+(?:\+|\.|&)?[ \t]*+)?\1"
+    r"([\"'])(?:[ \t]*+(?:\+|\.\.?|&|\|\||~)[ \t]*+|[ \t]++"
+    r"|[ \t]*+\\?\r?\n[ \t]*+(?:(?:\+|\.|&)[ \t]*+)?)\1"
 )
 _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted input
 #: No self-identifying token is shorter, nor its regrouped form (that only drops
@@ -107,6 +109,15 @@ _SEPARATOR_CHAR: Final = r"[-._,;:|#>*/ \t\r\n]{0,4}?"
 _LOOSE_PREFIX: Final = re.compile(
     "(?<![A-Za-z0-9])(?:"
     + "|".join(_SEPARATOR_CHAR.join(map(re.escape, prefix)) for prefix in VENDOR_PREFIXES)
+    + ")"
+)
+_GLUED_PREFIX: Final = re.compile(
+    "(?<=[A-Za-z0-9])(?:"
+    + "|".join(
+        re.escape(prefix)
+        for prefix in VENDOR_PREFIXES
+        if len(prefix) >= 4 and any(mark in prefix for mark in "-_.")
+    )
     + ")"
 )
 _SKELETON: Final = re.compile(r"[-._,;:|#>*/ \t\r\n]")
@@ -242,15 +253,23 @@ def _regrouped(text: str) -> Iterator[str]:
     end, and the words after it must not make it longer):
 
     * *every separator removed*, stopping before a plain word (``here``, ``The``): a
-      token cut anywhere, by anything, for example wrapped over lines;
+      token cut anywhere, by anything, for example wrapped over lines; and again with up
+      to three plain words left out (``ghp_abcd then efgh…``);
     * *groups of one width*: a separator after every ``n`` characters removed and any
-      other kept (a token's own ``-`` or ``_``), for every ``n`` from 2 to 64, counted from
-      the token's start, from the end of its prefix, or from its first or second
-      separator (the first group may be shorter or longer). Random groups may read as
-      words (``Vqab``), so this reading does not stop at them; it stops where the width
-      breaks.
+      other kept (a token's own ``-`` or ``_``), for every ``n`` from 1 to 64, counted from
+      the token's start, from the end of its prefix, or from its first three separators
+      (the first group may be shorter or longer). Random groups may read as words
+      (``Vqab``), so this reading does not stop at them; it stops where the width breaks.
+
+    A prefix counts where a letter or digit does not stand before it, and, for the
+    prefixes that hold a mark of their own and are four characters or more
+    (``ghp_``, ``sk_live_``, not ``sk-`` or ``hf_``), glued to a word too.
     """
-    for count, match in enumerate(_LOOSE_PREFIX.finditer(text)):
+    starts = sorted(
+        [*_LOOSE_PREFIX.finditer(text), *_GLUED_PREFIX.finditer(text)],
+        key=lambda match: match.start(),
+    )
+    for count, match in enumerate(starts):
         if count >= _MAX_PREFIXES:
             return
         prefix = _CANONICAL[_SKELETON.sub("", match.group())]
@@ -258,14 +277,15 @@ def _regrouped(text: str) -> Iterator[str]:
         glued = match.end() < len(text) and text[match.end()].isalnum()
         yield from _joined(prefix, after, glued, keep="")
         yield from _joined(prefix, after, glued, keep="-_")
-        starts = [("", _pieces(text, match.start()), False), (prefix, after, False)]
+        yield from _joined(prefix, after, glued, keep="", skip=3)
+        walks = [("", _pieces(text, match.start()), False), (prefix, after, False)]
         for nth in (1, 2, 3):
             first = _first_group(prefix, after, nth)
             if first is not None:
                 yield first[0]
-                starts.append((first[0], after[first[1] :], True))
+                walks.append((first[0], after[first[1] :], True))
         for width in _WIDTHS:
-            for begun, pieces, cut in starts:
+            for begun, pieces, cut in walks:
                 yield from _every(width, begun, pieces, prefix, cut)
 
 
@@ -284,10 +304,12 @@ def _pieces(text: str, start: int) -> list[tuple[str, str]]:
     return pieces
 
 
-def _joined(prefix: str, pieces: list[tuple[str, str]], glued: bool, keep: str) -> Iterator[str]:
+def _joined(
+    prefix: str, pieces: list[tuple[str, str]], glued: bool, keep: str, skip: int = 0
+) -> Iterator[str]:
     """Every separator removed but the marks in ``keep`` (a token's own ``-`` and ``_``);
-    a plain word after a blank ends the token, and so does a long one after a mark
-    (``sk-learn-compatible``)."""
+    a plain word after a blank ends the token (but the first ``skip`` of them, left out),
+    and so does a long one after a mark (``sk-learn-compatible``)."""
     body, after_blank = "", False
     for index, (sort, characters) in enumerate(pieces):
         if sort != "group":
@@ -296,6 +318,9 @@ def _joined(prefix: str, pieces: list[tuple[str, str]], glued: bool, keep: str) 
                 body += characters
             continue
         plain = not (glued and index == 0) and _PLAIN_WORD.fullmatch(characters) is not None
+        if plain and after_blank and skip > 0:
+            skip -= 1
+            continue
         if plain and (after_blank or len(characters) >= 7):
             break
         body, after_blank = body + characters, False

@@ -180,16 +180,29 @@ def _assignment(min_length: int, token: bool) -> Locate:
             return None  # ``key value`` counts only as a command-line flag, ``--key value``
         if _AUTHORITY_BEFORE.search(match.string, max(0, match.start() - 256), match.start()):
             return None  # ``https://x-token:…@host`` is the connection_string rule's
-        env_style = match.group("key").isupper() and separator == "="
-        # On a command line (``--password value``) every value is a literal too.
-        literal = env_style or not separator.strip()
-        if name == "uv" and not literal and reads_as_code(value, token):
+        if name == "uv" and _unquoted_code(match, value, token):
             return None
         if token and not token_like(value):
             return None
         return match.span(name)
 
     return locate
+
+
+_BARE_WORD = re.compile(r"[A-Za-z]++")
+
+
+def _unquoted_code(match: re.Match[str], value: str, token: bool) -> bool:
+    """Whether an unquoted value is code or prose rather than a literal. In ``.env`` style
+    (``UPPER_KEY=value``) every value is a literal; on a command line (``--password
+    value``) a dotted or underscored one too, but a bare word is prose (``--password
+    option``)."""
+    separator = match.group("sep")
+    if match.group("key").isupper() and separator == "=":
+        return False
+    if not separator.strip():
+        return _BARE_WORD.fullmatch(value) is not None
+    return reads_as_code(value, token)
 
 
 _COOKIE_VALUE = re.compile(r"=([^;\s,\\\"']{16,})")
