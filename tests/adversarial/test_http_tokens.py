@@ -455,6 +455,44 @@ def test_a_legacy_session_open_when_a_grant_is_cut_loses_the_tool_at_its_next_re
     assert [tool["name"] for tool in after[1]["result"]["tools"]] == ["engram_memory_search"]
 
 
+def _open_session(port: int, token: str) -> str:
+    initialize = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "attacker", "version": "1"},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/mcp",
+        json.dumps(body).encode(),
+        {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {token}",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return str(response.headers["Mcp-Session-Id"])
+
+
+def test_an_agent_that_opens_sessions_without_end_ends_its_own_oldest_and_no_one_elses(
+    servers: Servers, tmp_path: Path
+) -> None:
+    port = servers.ports["host"]
+    others = issue_token(load_profile(servers.store.profiles["dialog"]), int(time.time()))
+    theirs = _open_session(port, others)
+    profile = _new_profile(servers.store, tmp_path / "p", "agent-sessions")
+    token = issue_token(load_profile(profile), int(time.time()))
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+    opened = [_open_session(port, token) for _ in range(65)]  # one past the 64 kept
+
+    assert _post(port, token, listing, {"Mcp-Session-Id": opened[0]})[0] == 404
+    assert _post(port, token, listing, {"Mcp-Session-Id": opened[1]})[0] == 200
+    assert _post(port, token, listing, {"Mcp-Session-Id": opened[-1]})[0] == 200
+    assert _post(port, others, listing, {"Mcp-Session-Id": theirs})[0] == 200
+
+
 def test_a_refusal_is_logged_with_its_reason_and_never_with_the_token(tmp_path: Path) -> None:
     served = host_profile(tmp_path / "served")
     store = load_profile(served)

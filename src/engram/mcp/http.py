@@ -80,6 +80,10 @@ _NAMED_BY: Final = {"tools/call": "name", "resources/read": "uri", "prompts/get"
 _ERROR_STATUS: Final = {-32601: 404, -32603: 500}
 #: The header of an answer after which the connection is closed (a body left unread).
 _CLOSE: Final = {"Connection": "close"}
+#: Legacy sessions one binding may keep open: opening one more ends its oldest (whose
+#: next request gets 404, and a client then opens a new one), so an agent that opens
+#: sessions without end costs the server no memory past these.
+MAX_SESSIONS_PER_BINDING: Final = 64
 
 
 @dataclass
@@ -322,7 +326,12 @@ async def _legacy(
         # No stream carries a request of the server's own: no dialog on this session.
         connection.client_capabilities.pop("elicitation", None)
         with settings.lock:
+            ended = _oldest_sessions(settings.sessions, binding, MAX_SESSIONS_PER_BINDING - 1)
+            for ended_id in ended:
+                del settings.sessions[ended_id]
             settings.sessions[session] = (connection, binding)
+        for ended_connection in ended.values():
+            ended_connection.close()
         assert answer is not None
         return _answer(answer, {"Mcp-Session-Id": session})
     session_id = request.headers.get("mcp-session-id")
@@ -336,6 +345,15 @@ async def _legacy(
     if isinstance(item, Notification | Response) or answer is None:
         return _accepted()
     return _answer(answer)
+
+
+def _oldest_sessions(
+    sessions: dict[str, tuple[Connection, tuple[Any, ...]]], binding: tuple[Any, ...], keep: int
+) -> dict[str, Connection]:
+    """The sessions of ``binding`` past the ``keep`` newest (``sessions`` is in the order
+    they were opened)."""
+    mine = [(session, found[0]) for session, found in sessions.items() if found[1] == binding]
+    return dict(mine[: max(0, len(mine) - keep)])
 
 
 def _end_session(
