@@ -566,3 +566,53 @@ def test_the_waiting_table_names_who_asked_and_keeps_a_hostile_reason_in_its_cel
         )
         assert f"forget {record_id}" in row.text
         screenshot(browser, "governed-who-asked")
+
+
+#: A tower of Thai marks (combining class 0, so no cap once stopped it): one character
+#: to a browser, which cannot break it, so it ran out of its cell over the buttons.
+THAI_TOWER = "reason:\u0e01" + "\u0e31\u0e34\u0e47\u0e4c" * 30 + " owner asked"
+
+
+def test_no_request_draws_out_of_its_cell_a_tower_of_marks_or_a_long_agent_id_included(
+    project: Project, tmp_path: Path, store_location: StoreLocation, browser: WebDriver
+) -> None:
+    from engram.host.runtime import open_memory
+
+    store = store_location.url if isinstance(store_location, DatabaseUrl) else str(store_location)
+    keys = None if isinstance(store_location, Path) else tmp_path / "owner" / "memory.keys"
+    owner = host_profile(
+        tmp_path / "owner", tenant="acme", workspace="payments", principal="agent-a", store=store
+    )
+    # Host-written, and host init takes it: an agent id of 300 characters.
+    bot = host_profile(
+        tmp_path / "bot",
+        tenant="acme",
+        workspace="payments",
+        principal="bot",
+        agent_id="b" * 300,
+        store=store,
+        keys=keys,
+    )
+    with contextlib.closing(open_memory(owner)) as memory:
+        captured = memory.call("capture", current_capture_args(RECORD_TEXT, "owner.capture-0001"))
+        candidate = captured["output"]["value"]["candidate_id"]
+        admission = {"candidate_id": candidate, "idempotency_key": "owner.admission-01"}
+        record_id = memory.call("request_admission", admission)["output"]["value"]["outcome"][
+            "record_id"
+        ]
+    with contextlib.closing(open_memory(bot)) as memory:
+        for key, reason in (("bot.forget-key-01", THAI_TOWER), ("bot.forget-key-02", "reason:x")):
+            forget = {"record_id": record_id, "idempotency_key": key, "reason_ref": reason}
+            assert memory.call("forget", forget)["error"]["code"] == "gate_failed"
+
+    with _signed_in(browser, project, "--host-profile", str(owner)) as console:
+        browser.get(console.origin + "/governed/0")
+        assert len(_all_css(browser, "#confirmations tbody tr")) == 2
+        for cell in _all_css(browser, "#confirmations td"):
+            overflow = browser.execute_script(
+                "const cell = arguments[0]; return cell.scrollWidth - cell.clientWidth;", cell
+            )
+            assert overflow <= 0, cell.text
+        assert browser.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth"
+        )
