@@ -89,13 +89,15 @@ _ENCODED: Final = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,6}|(?:[0-9A-Fa-f]{2}){16,
 _BASE32: Final = re.compile(r"[A-Z2-7]++=*+")
 _PERCENT_ENCODED: Final = re.compile(r"%[0-9A-Fa-f]{2}")
 _ESCAPE: Final = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
-#: The end of one string literal and the start of the next, joined by an operator, a
-#: blank or a line break (``"a" + "b"``, ``'a' . 'b'``, ``"a" || "b"``, ``"a" "b"``); an
-#: empty literal (``""``) and reStructuredText's double backquotes are left alone.
+#: The end of one string literal and the start of the next, joined by an operator
+#: (``"a" + "b"``, ``'a' . 'b'``, ``"a" || "b"``, over a line break too) ...
 _CONCATENATION: Final = re.compile(
-    r"([\"'])(?:[ \t]*+(?:\+|\.\.?|&|\|\||~)[ \t]*+|[ \t]++"
-    r"|[ \t]*+\\?\r?\n[ \t]*+(?:(?:\+|\.|&)[ \t]*+)?)\1"
+    r"([\"'])[ \t]*+(?:\\?\r?\n[ \t]*+)?(?:\+|\.\.?|&|\|\||~)[ \t]*+(?:\\?\r?\n[ \t]*+)?\1"
 )
+#: ... or side by side (``"a" "b"``, a Python literal continued on the next line). Side by
+#: side, a list that lost its commas would join too, so only self-identifying formats
+#: count there. An empty literal (``""``) and RST's double backquotes are left alone.
+_ADJACENT: Final = re.compile(r"([\"'])(?:[ \t]++|[ \t]*+\\?\r?\n[ \t]*+)\1")
 _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted input
 #: No self-identifying token is shorter, nor its regrouped form (that only drops
 #: separators, and a prefix gains at most its own one or two marks back): shorter text
@@ -185,7 +187,7 @@ def _holds(text: str) -> bool:
 def _unescaped(folded: str) -> Iterator[str]:
     """The variants of ``folded`` where every rule counts, each when it changes something:
     percent-encoding decoded, HTML character references and backslash escapes decoded
-    (``&#103;``, ``\\x67``, ``\\u0067``), adjacent string literals joined
+    (``&#103;``, ``\\x67``, ``\\u0067``), string literals joined by an operator
     (``"ghp_Vq" + "HpTZ…"``)."""
     if _PERCENT_ENCODED.search(folded):
         yield percent_decoded(folded)
@@ -211,14 +213,18 @@ def _escaped(match: re.Match[str]) -> str:
 
 def _rebuilt(folded: str) -> Iterator[str]:
     """The variants of ``folded`` where only self-identifying formats count: unspaced,
-    un-glued, tokens regrouped, reversed, ROT13. A published example is not regrouped
-    (its own dots and dashes read as separators would make new tokens of it)."""
+    un-glued, string literals side by side joined, tokens regrouped, reversed, ROT13. A
+    published example is not regrouped (its own dots and dashes read as separators would
+    make new tokens of it)."""
     for example in PUBLISHED_EXAMPLES:
         if example in folded:
             folded = folded.replace(example, " ")
     for variant in (_unspaced(folded), _PREFIXES.sub(" ", folded)):
         if variant != folded:
             yield variant
+    adjacent = _ADJACENT.sub("", folded)
+    if adjacent != folded:
+        yield adjacent
     yield from _regrouped(folded)
     yield folded[::-1]
     yield folded.translate(_ROT13)
