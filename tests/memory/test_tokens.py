@@ -58,6 +58,21 @@ def test_an_expired_or_future_token_is_refused(profile: HostProfile) -> None:
     assert _refusal(issue_token(profile, NOW + 3600), profile) == "token not valid yet"
 
 
+def test_a_token_signed_to_live_longer_than_a_day_is_refused(profile: HostProfile) -> None:
+    # Only a holder of token.key can sign one; its revocation would be dropped after a day.
+    from engram.host.tokens import _mac
+
+    prefix, claims, _ = issue_token(profile, NOW).split(".")
+    longer = json.loads(base64.urlsafe_b64decode(claims + "=="))
+    longer["exp"] = NOW + MAX_TTL_S + 1
+    payload = canonical_bytes(longer)
+    key = (profile.keys / "token.key").read_bytes()
+    mac = base64.urlsafe_b64encode(_mac(key, payload)).rstrip(b"=").decode()
+    encoded = base64.urlsafe_b64encode(payload).rstrip(b"=").decode()
+
+    assert _refusal(f"{prefix}.{encoded}.{mac}", profile) == "token lives longer than a day"
+
+
 def test_a_token_with_changed_claims_or_another_key_is_refused(
     profile: HostProfile, tmp_path: Path
 ) -> None:

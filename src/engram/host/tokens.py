@@ -303,6 +303,9 @@ class TokenChecks:
             raise TokenRefused("token expired")
         if claims.iat > now_s + SKEW_S:
             raise TokenRefused("token not valid yet")
+        if claims.exp - claims.iat > MAX_TTL_S:
+            # A revocation is kept a day and the skew: a longer-lived token would outlive it.
+            raise TokenRefused("token lives longer than a day")
         if self.is_revoked(claims.jti):
             raise TokenRefused("token revoked")
         try:
