@@ -290,8 +290,8 @@ def _regrouped(text: str) -> Iterator[str]:
             if first is not None:
                 yield first[0]
                 walks.append((first[0], after[first[1] :], True))
-        for width in _WIDTHS:
-            for begun, pieces, cut in walks:
+        for begun, pieces, cut in walks:
+            for width in _widths(pieces):
                 yield from _every(width, begun, pieces, prefix, cut)
 
 
@@ -357,6 +357,19 @@ def _first_group(prefix: str, pieces: list[tuple[str, str]], nth: int) -> tuple[
             return None
         out += characters
     return None
+
+
+def _widths(pieces: list[tuple[str, str]]) -> list[int]:
+    """The widths a walk over ``pieces`` can have: its first group ends at a separator, so
+    its width is what comes before one of the first separators (up to the first blank)."""
+    widths, filled = [], 0
+    for sort, characters in pieces:
+        if sort != "group" and 0 < filled <= _WIDTHS[-1]:
+            widths.append(filled)
+        if sort == "blank" or filled > _WIDTHS[-1]:
+            break
+        filled += len(characters)
+    return widths
 
 
 def _every(
