@@ -262,10 +262,11 @@ def _regrouped(text: str) -> Iterator[str]:
       token cut anywhere, by anything, for example wrapped over lines; and again with up
       to three plain words left out (``ghp_abcd then efgh…``);
     * *groups of one width*: a separator after every ``n`` characters removed and any
-      other kept (a token's own ``-`` or ``_``), for every ``n`` from 1 to 64, counted from
-      the token's start, from the end of its prefix, or from its first three separators
-      (the first group may be shorter or longer). Random groups may read as words
-      (``Vqab``), so this reading does not stop at them; it stops where the width breaks.
+      other kept (a token's own ``-`` or ``_``), for each ``n`` from 1 to 64 the first
+      group allows, counted from the token's start, from the end of its prefix, or from
+      its first three separators (the first group may be shorter or longer). Random
+      groups may read as words (``Vqab``), so this reading does not stop at them; it
+      stops where the width breaks.
 
     A prefix counts where a letter or digit does not stand before it, and, for the
     prefixes that hold a mark of their own and are four characters or more
