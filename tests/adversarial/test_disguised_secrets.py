@@ -203,6 +203,11 @@ COMMAND_LINES = {
     "redis-cli -a": f"redis-cli -h cache -a {PASSWORD} ping",
     "smbclient -U user%pass": f"smbclient //files/share -U ada%{PASSWORD}",
     "openssl pass:": f"openssl pkcs12 -export -passout pass:{PASSWORD} -out k.p12",
+    "a password opening with $": "mysql -h db -u root -p$ecret9Xq shop",
+    "a password opening with !": "curl -u deploy:!BayhyeA2n78H8!S https://ci.internal",
+    "a password opening with *": "redis-cli -h cache -a *h5dULRs0z2mPvCS ping",
+    "a password opening with #": "postgres://app:#Qw8erty2zX@db:5432/app",
+    "a password opening with -": "mysql -u root -p-Xk29dLq0 shop",
     "percent-encoded URL password": "postgres://app:"
     + urllib.parse.quote("$" + PASSWORD + "@!", safe="")
     + "@db:5432/app",

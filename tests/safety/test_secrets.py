@@ -165,6 +165,25 @@ FOUND: list[tuple[str, str, str]] = [
             "lftp -u ada,{} sftp://files.internal",
         )
     ],
+    # A literal that starts with a sign a reference or template opens with (issue 26).
+    *[
+        (kind, text.format(value), value)
+        for value in ("$ecret9Xq", "*h5dULRs0z2mPvCS", "!BayhyeA2n78H8!S", "#Qw8erty2zX")
+        for kind, text in (
+            ("password_assignment", "DB_PASSWORD={}\n"),
+            ("password_assignment", "database:\n  password: '{}'\n"),
+            ("password_assignment", '{{"password": "{}"}}'),
+            ("connection_string", "postgres://app:{}@db.internal:5432/app"),
+            ("command_line_password", "mysql -h db -u root -p{} shop"),
+            ("command_line_password", "curl -u deploy:{} https://ci.internal/api"),
+            ("command_line_password", "sshpass -p '{}' ssh deploy@web1"),
+            ("command_line_password", "redis-cli -h cache -a '{}' ping"),
+        )
+    ],
+    ("connection_string", "postgres://app:%Qw8erty2zX@db/app", "%Qw8erty2zX"),
+    ("command_line_password", "mysql -u root -p-Xk29dLq0 shop", "-Xk29dLq0"),
+    ("command_line_password", "sshpass -p -Xk29dLq0 ssh deploy@web1", "-Xk29dLq0"),
+    ("command_line_password", "curl -u deploy:-Xk29dLq0 https://ci", "-Xk29dLq0"),
     ("password_assignment", f"PGPASSWORD={PASSWORD} psql -h db -U app", PASSWORD),
     ("password_assignment", f"SSHPASS={PASSWORD} sshpass -e ssh deploy@web1", PASSWORD),
     ("password_assignment", f"MYSQL_PWD={PASSWORD} mysql -u root", PASSWORD),
@@ -238,6 +257,15 @@ NOT_SECRETS: list[str] = [
     "sshpass -f ~/.pw ssh deploy@web1",
     "openssl rsa -passin env:KEY_PASS -in key.pem",
     "unrar x -p- archive.rar",
+    # References and templates, whatever sign opens them (issue 26).
+    "DB_PASSWORD=$DB_PASSWORD\nAPI_TOKEN=$(vault read -field=token kv/ci)",
+    "password: %(db_password)s and PASSWORD=%DB_PASSWORD%",
+    "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
+    'password: "{{ vault_db_password }}" and password = "#{db_password}"',
+    "REDIS_PASSWORD=$PASSWORD1 and password: ********",
+    "mysql -u root -p -h db.internal shop",
+    "sshpass -p --help",
+    "curl -u deploy:$CI_TOKEN https://ci.internal",
     "postgres://app:%7BPGPASSWORD%7D@db/app",
     "pk_live_" + fake(ALNUM, 99, 3),
     "phc_" + fake(ALNUM, 43, 3),

@@ -48,7 +48,16 @@ _PLACEHOLDER_WORDS = frozenset(
         *("root", "admin", "administrator", "guest", "postgres", "mysql", "redis"),
     }
 )
-_PLACEHOLDER_STARTS = ("<", "$", "%", "{", "!", "*", "/", "~/", "./", "../", "#", "[redacted")
+_PLACEHOLDER_STARTS = ("<", "{", "/", "~/", "./", "../", "[redacted")
+# A sign that opens a reference or a template in some syntax: ``${VAR}``, ``$(cmd)``,
+# ``$VAR``, ``%(name)s``, ``%VAR%``, ``#{var}``, ``!Ref``, ``****``. A value that only starts
+# with one (``$ecret9Xq``, ``!BayhyeA2n78H8!S``) is a literal.
+_SIGILS = frozenset("$%!*#")
+_SIGIL_FORM = re.compile(
+    r"\$[{(]|\$[0-9]{1,2}+\Z|%\([A-Za-z_][A-Za-z0-9_]*+\)[a-z]|%[A-Za-z_][A-Za-z0-9_]*+%"
+    r"|%[a-z]\Z|#\{|#[A-Za-z_][A-Za-z0-9_]*+#|\*++\Z"
+)
+_SIGIL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+")
 _PLACEHOLDER_PARTS = ("your", "xxxx", "****", "...", "example", "placeholder", "changeme", "<")
 _CREDENTIAL_WORDS = ("password", "passwd", "secret", "token")
 
@@ -86,10 +95,25 @@ def is_placeholder(value: str) -> bool:
     return (
         lowered in _PLACEHOLDER_WORDS
         or lowered.startswith(_PLACEHOLDER_STARTS)
+        or (value[:1] in _SIGILS and _sigil_placeholder(value))
         or any(part in lowered for part in _PLACEHOLDER_PARTS)
         or len(set(lowered)) <= 2
         or _names_a_credential(value, lowered)
     )
+
+
+def _sigil_placeholder(value: str) -> bool:
+    """``value`` opens with ``$ % ! * #``: a placeholder when it is a reference or template
+    form, or when what follows the sign reads as a name (``$DB_PASSWORD``, ``$password``,
+    ``!vault``, ``$PASSWORD1``) rather than generated material (``$ecret9Xq``)."""
+    if _SIGIL_FORM.match(value):
+        return True
+    rest = value[1:]
+    name = _SIGIL_NAME.match(rest)
+    if name is None:
+        return not (has_digit(rest) and classes(rest) >= 2)
+    word = name.group()
+    return not has_digit(word) or "_" in word or word.isupper() or word.islower()
 
 
 def _names_a_credential(value: str, lowered: str) -> bool:

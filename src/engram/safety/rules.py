@@ -449,7 +449,8 @@ _CLI_USER = r"[\"']?+[^\s:%,\"'@]{0,128}+"
 #: for on the rest of its command line by the locator.
 _CLI_FORMS: tuple[tuple[str, str], ...] = (
     # ``mysql -pVALUE``: only attached (``-p value`` prompts, and value is the database).
-    (r"-p(?=[^\s-])", f"{_MYSQL} {_ARCHIVERS} {_SPACED_P}"),
+    # A value attached to the flag is the password even when it starts with a dash.
+    (r"-p(?=\S)", f"{_MYSQL} {_ARCHIVERS} {_SPACED_P}"),
     (r"-P(?=[^\s-])", _P_UPPER),
     (r"(?:-p|--password)[ \t]++", _SPACED_P),
     (r"-P[ \t]++", f"{_P_UPPER} ssh-keygen"),
@@ -500,9 +501,32 @@ def _cli_password(match: re.Match[str]) -> tuple[int, int] | None:
         for found in pattern.finditer(text, match.start("line"), match.end("line")):
             name = next(group for group in ("dq", "sq", "uv") if found.group(group))
             value = found.group(name)
-            if len(value) >= 4 and not value.startswith("-") and not is_placeholder(value):
+            if len(value) >= 4 and not _cli_flag(found, name) and not is_placeholder(value):
                 return found.span(name)
     return None
+
+
+_FLAG_WITH_NUMBER = re.compile(r"-[A-Za-z][0-9.:]*+")
+
+
+def _cli_flag(found: re.Match[str], name: str) -> bool:
+    """Whether the value a flag seems to give is the next flag (``mysql -p -h db``,
+    ``sshpass -p --``): a value attached to its flag or after ``user:`` is a password
+    whatever its first character (``-p-Xk29dLq0``); one after a space that starts with a
+    dash is a password only when the rest is generated material (``-p -Xk29dLq0``), not
+    a flag (``-h``, ``--host=db``, ``-h127.0.0.1``)."""
+    value = found.group(name)
+    if not value.startswith("-"):
+        return False
+    start = found.start(name)
+    if name == "uv" and found.string[start - 1] not in " \t":
+        return False
+    return (
+        value.startswith("--")
+        or "=" in value
+        or _FLAG_WITH_NUMBER.fullmatch(value) is not None
+        or not token_like(value[1:])
+    )
 
 
 # A run of base64/base64url characters; a dash only when single, so that a run stops
