@@ -75,6 +75,11 @@ def _jwt(rng: random.Random) -> str:
     return f"{header}.{_b64url(json.dumps(claims))}.{_draw(rng, BASE64URL, 43)}"
 
 
+def _private_key(rng: random.Random) -> str:
+    lines = [_draw(rng, BASE64, 64) for _ in range(3)] + [_draw(rng, BASE64, 20) + "=="]
+    return "\n".join(["-----BEGIN RSA PRIVATE KEY-----", *lines, "-----END RSA PRIVATE KEY-----"])
+
+
 #: name -> a credential of that format, from a seeded generator.
 VENDORS: dict[str, Callable[[random.Random], str]] = {
     "github_classic": lambda r: "ghp_" + _draw(r, ALNUM, 36),
@@ -94,6 +99,12 @@ VENDORS: dict[str, Callable[[random.Random], str]] = {
     "sendgrid": lambda r: f"SG.{_draw(r, BASE64URL, 22)}.{_draw(r, BASE64URL, 43)}",
     "pypi": lambda r: "pypi-AgEIcHlwaS5vcmc" + _draw(r, BASE64URL, 70),
     "jwt": _jwt,
+    # Self-identifying without a vendor prefix: regrouped from their own start.
+    "slack_webhook": lambda r: (
+        f"https://hooks.slack.com/services/T{_draw(r, UPPER_DIGITS, 8)}"
+        f"/B{_draw(r, UPPER_DIGITS, 10)}/{_draw(r, ALNUM, 24)}"
+    ),
+    "private_key": _private_key,
 }
 
 

@@ -25,12 +25,14 @@ from tests.memory.conftest import Memory, open_memory
 from tests.safety.samples import (
     ALNUM,
     BASE64URL,
+    UPPER_DIGITS,
     aws_access_key_id,
     bitcoin_address,
     fake,
     github_token,
     ipfs_cid_v0,
     jwt,
+    pem,
     slack_bot_token,
 )
 from tests.safety.test_secrets import NOT_SECRETS
@@ -46,6 +48,10 @@ TOKENS = {
     "openai": "sk-proj-" + fake(ALNUM + "-_", 48, 7),
     "jwt": jwt(7),
     "gitlab": "glpat-" + fake(BASE64URL, 20, 7),
+    # Self-identifying without a vendor prefix: regrouped from their own start (issue 26).
+    "slack webhook": f"https://hooks.slack.com/services/T{fake(UPPER_DIGITS, 8, 7)}"
+    f"/B{fake(UPPER_DIGITS, 10, 7)}/{fake(ALNUM, 24, 7)}",
+    "private key": pem("RSA PRIVATE KEY"),
 }
 #: Cyrillic and Greek twins of ASCII letters (TR39 confusables).
 _LOOKALIKE = {"a": "\u0430", "e": "\u0435", "o": "\u043e", "p": "\u0440", "c": "\u0441",

@@ -257,6 +257,10 @@ NOT_SECRETS: list[str] = [
     "sshpass -f ~/.pw ssh deploy@web1",
     "openssl rsa -passin env:KEY_PASS -in key.pem",
     "unrar x -p- archive.rar",
+    "Paste the -----BEGIN RSA PRIVATE KEY----- block, then the lines after it, into the vault;"
+    " never commit it to the repository or any ticket.",
+    "Incoming webhooks post to https://hooks.slack.com/services/ followed by the workspace id,"
+    " the channel id and the secret part.",
     # References and templates, whatever sign opens them (issue 26).
     "DB_PASSWORD=$DB_PASSWORD\nAPI_TOKEN=$(vault read -field=token kv/ci)",
     "password: %(db_password)s and PASSWORD=%DB_PASSWORD%",

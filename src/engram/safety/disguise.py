@@ -40,7 +40,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
-from engram.safety.guards import percent_decoded
+from engram.safety.guards import looks_random, percent_decoded
 from engram.safety.rules import (
     ANY_SPECIFIC_RULE,
     PUBLISHED_EXAMPLES,
@@ -122,6 +122,36 @@ _GLUED_PREFIX: Final = re.compile(
     )
     + ")"
 )
+#: Formats that name themselves without a vendor prefix: a Slack webhook's URL and a
+#: private key block's header, each with separators allowed between any two of its
+#: characters (an underscore too: neither holds one), and where the rebuilt token starts.
+_FORMAT_SEPARATOR: Final = r"[-._,;:|#>*/ \t\r\n]{0,4}?"
+
+
+def _loose(word: str) -> str:
+    return _FORMAT_SEPARATOR.join(map(re.escape, word))
+
+
+_SLACK_START: Final = re.compile(
+    "(?<![A-Za-z0-9])"
+    + _loose("https://hooks.slack.com/")
+    + _FORMAT_SEPARATOR
+    + "(?P<kind>"
+    + "|".join(f"(?:{_loose(kind)})" for kind in ("services", "workflows", "triggers"))
+    + ")"
+    + _FORMAT_SEPARATOR
+    + "/"
+)
+_KEY_HEADER: Final = re.compile(
+    _loose("BEGIN")
+    + r"[-._,;:|#>*/ \t\r\nA-Z0-9]{0,48}?"
+    + _loose("PRIVATE")
+    + _FORMAT_SEPARATOR
+    + _loose("KEY")
+    + r"(?:[-._,;:|#>*/ \t\r\n]{0,4}?BLOCK)?[-._,;:|#>*/ \t\r\n]{0,24}+"
+)
+_KEY_START: Final = "-----BEGIN PRIVATE KEY-----\n"
+_KEY_BODY: Final = 80  # characters of a rebuilt key body: its first line is enough
 _SKELETON: Final = re.compile(r"[-._,;:|#>*/ \t\r\n]")
 _CANONICAL: Final = {_SKELETON.sub("", prefix): prefix for prefix in VENDOR_PREFIXES}
 #: What follows a prefix: runs of a token's characters and runs of separators (a line
@@ -272,14 +302,23 @@ def _regrouped(text: str) -> Iterator[str]:
     prefixes that hold a mark of their own and are four characters or more
     (``ghp_``, ``sk_live_``, not ``sk-`` or ``hf_``), glued to a word too.
     """
+    yield from _rebuilt_keys(text)
     starts = sorted(
         [*_LOOSE_PREFIX.finditer(text), *_GLUED_PREFIX.finditer(text)],
         key=lambda match: match.start(),
     )
+    if "slack" in _SKELETON.sub("", text).replace("_", ""):
+        for count, match in enumerate(_SLACK_START.finditer(text)):
+            if count >= _MAX_PREFIXES:
+                break
+            starts.append(match)
     for count, match in enumerate(starts):
         if count >= _MAX_PREFIXES:
             return
-        prefix = _CANONICAL[_SKELETON.sub("", match.group())]
+        if match.re is _SLACK_START:
+            prefix = f"https://hooks.slack.com/{_SKELETON.sub('', match.group('kind'))}/"
+        else:
+            prefix = _CANONICAL[_SKELETON.sub("", match.group())]
         after = _pieces(text, match.end())
         glued = match.end() < len(text) and text[match.end()].isalnum()
         yield from _joined(prefix, after, glued, keep="")
@@ -294,6 +333,19 @@ def _regrouped(text: str) -> Iterator[str]:
         for begun, pieces, cut in walks:
             for width in _widths(pieces):
                 yield from _every(width, begun, pieces, prefix, cut)
+
+
+def _rebuilt_keys(text: str) -> Iterator[str]:
+    """A private key block whose header and body were cut by separators: the header
+    read loosely, and the body's characters after it with every separator removed, when
+    they read as random (so that prose after a quoted header is not a key body)."""
+    for count, match in enumerate(_KEY_HEADER.finditer(text)):
+        if count >= _MAX_PREFIXES:
+            return
+        body = "".join(chars for sort, chars in _pieces(text, match.end()) if sort == "group")
+        body = body[:_KEY_BODY]
+        if len(body) >= 40 and looks_random(body):
+            yield _KEY_START + body
 
 
 def _pieces(text: str, start: int) -> list[tuple[str, str]]:
