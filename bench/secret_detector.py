@@ -298,6 +298,10 @@ PASSWORD_FORMS: dict[str, tuple[str, Callable[[str, random.Random], str]]] = {
     "htpasswd": ("new", lambda p, r: f"htpasswd -bc /etc/nginx/.htpasswd admin {p}"),
     "sqlcmd": ("new", lambda p, r: f"sqlcmd -S db -U sa -P {p} -Q 'SELECT 1'"),
     "cli_password_flag": ("documented", lambda p, r: f"app-cli migrate --password {p} --yes"),
+    "base64_after_a_slash": (
+        "new",
+        lambda p, r: f"the signing key is /{_draw(r, ALNUM, 20)}+{_draw(r, BASE64, 19)} here",
+    ),
     "password_in_prose": (
         "hard",
         lambda p, r: f"the staging password is {p.replace('_', '').replace('.', '')}",

@@ -214,6 +214,7 @@ COMMAND_LINES = {
     "a password opening with *": "redis-cli -h cache -a *h5dULRs0z2mPvCS ping",
     "a password opening with #": "postgres://app:#Qw8erty2zX@db:5432/app",
     "a password opening with -": "mysql -u root -p-Xk29dLq0 shop",
+    "a base64 secret after a slash": "the key /Xq7kP9vLm2Rt8wYz4Nc6Bd1Hf3Jg5Ks0Aa9Zu2Qe",
     "percent-encoded URL password": "postgres://app:"
     + urllib.parse.quote("$" + PASSWORD + "@!", safe="")
     + "@db:5432/app",

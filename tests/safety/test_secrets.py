@@ -52,6 +52,7 @@ AWS_SECRET = fake(BASE64, 40)
 PASSWORD = "Tr0ub4dor&3x"
 SHELL_PASSWORD = "Tr0ub4dor_3x"  # the shell would take ``&`` for a command's end
 OPAQUE = fake(ALNUM, 40)
+AWS_SLASHED = "Xq7kP9vLm2Rt8wYz4Nc6Bd1Hf3Jg5Ks0Aa9Zu2Qe"
 TOKEN = fake(ALNUM, 30) + "7"
 HEX40 = fake(HEX, 40)
 BASIC = base64.b64encode(b"deploy:Tr0ub4dor&3").decode()
@@ -193,6 +194,10 @@ FOUND: list[tuple[str, str, str]] = [
     ("basic_auth", f"Authorization: Basic {BASIC}", BASIC),
     ("cookie", f"Cookie: {COOKIE}", COOKIE),
     ("high_entropy_string", f"the signing salt is {OPAQUE}.", OPAQUE),
+    # A base64 secret that opens with a slash is not a path (issue 26).
+    ("high_entropy_string", f"the signing key is /{AWS_SLASHED} here", f"/{AWS_SLASHED}"),
+    ("high_entropy_string", f"see ./{AWS_SLASHED}", f"/{AWS_SLASHED}"),
+    ("high_entropy_string", f"blob /{OPAQUE}/TE ok", f"/{OPAQUE}/TE"),
     ("secret_assignment", f"client_secret: {OPAQUE}", OPAQUE),
 ]
 
@@ -261,6 +266,10 @@ NOT_SECRETS: list[str] = [
     " never commit it to the repository or any ticket.",
     "Incoming webhooks post to https://hooks.slack.com/services/ followed by the workspace id,"
     " the channel id and the secret part.",
+    # Paths whose segments read as names, one random segment among them at most (issue 26).
+    "/var/lib/docker/overlay2/3fA9kQz7Lm2Xc8Rt5Wb1Yd6/merged",
+    "CFLAGS=-isysroot /Developer/SDKs/MacOSX10.4u.sdk and Id: /hostedzone/Z3P5QSUBK4POTI",
+    "s3://omics-artifacts-01d6xmpl4e72dd32/NA12878.cram",
     # References and templates, whatever sign opens them (issue 26).
     "DB_PASSWORD=$DB_PASSWORD\nAPI_TOKEN=$(vault read -field=token kv/ci)",
     "password: %(db_password)s and PASSWORD=%DB_PASSWORD%",

@@ -257,13 +257,21 @@ _ANALYSED = 4096  # characters of a run the entropy guard looks at
 
 
 def _is_path(match: re.Match[str]) -> bool:
-    """A run with slashes that is an absolute path, a host's path or a URL's path."""
+    """A run with slashes that is an absolute path, a relative one (``./…``), a host's
+    path or a URL's path. Opening with ``/`` (or after ``.``) is not enough: a path has
+    two segments or more that read as names, and at most one that does not
+    (``/DKc8pHFb8mbtfzPg3RD5dmJy+6WKhKm9Oz7u/TE`` is a base64 secret); a name is a
+    segment that does not look random (``Developer``, ``SDKs``, ``Z3P5QSUBK4POTI``)."""
     start, text = match.start(), match.string
-    return (
-        match.group().startswith("/")
-        or (start > 0 and text[start - 1] == ".")
-        or _URL_PATH_BEFORE.search(text, max(0, start - 2048), start) is not None
-    )
+    run = match.group()
+    if run.startswith("//") and start > 0 and text[start - 1] == ":":
+        return True  # ``s3://bucket/key``: the run starts with the URL's authority
+    if run.startswith("/") or (start > 0 and text[start - 1] == "."):
+        segments = [segment for segment in run.rstrip("=").split("/") if segment]
+        names = sum(1 for segment in segments if not looks_random(segment))
+        if names >= 2 and len(segments) - names <= 1:
+            return True
+    return _URL_PATH_BEFORE.search(text, max(0, start - 2048), start) is not None
 
 
 def _is_public_key(match: re.Match[str]) -> bool:
