@@ -542,6 +542,11 @@ ORDINARY: dict[str, Callable[[random.Random], str]] = {
             "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         ]
     ),
+    # A placeholder, then prose on the next line (a component and its attestation).
+    "placeholder_then_prose": lambda r: (
+        r.choice(["export GITHUB_TOKEN=ghp_" + "x" * 36, "STRIPE_KEY=sk_live_" + "x" * 24])
+        + f"\n{_words(r, 5)}"
+    ),
 }
 
 

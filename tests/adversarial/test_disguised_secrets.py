@@ -197,6 +197,24 @@ def test_a_record_with_no_credential_is_admitted(memory: Memory) -> None:
     assert _admission(memory, texts, attestation="reviewed by the release team") == "accepted"
 
 
+#: A placeholder in one string and ordinary words in the next: joined, the filler
+#: lengthened by a word (``ghp_xxxx…xobserved``) reads as a token, but is none.
+PLACEHOLDER_PAIRS = {
+    "github placeholder": ["export GITHUB_TOKEN=ghp_" + "x" * 36, "observed in the repository"],
+    "stripe placeholder": ["STRIPE_KEY=sk_live_" + "x" * 24, "Observed in the repository"],
+    "dashed placeholder": ["token: ghp_" + "-".join(["xxxx"] * 9), "observed in CI"],
+}
+
+
+@pytest.mark.parametrize("texts", PLACEHOLDER_PAIRS.values(), ids=PLACEHOLDER_PAIRS.keys())
+def test_a_placeholder_next_to_prose_is_admitted(memory: Memory, texts: list[str]) -> None:
+    from engram.safety.disguise import contains_disguised_secret
+
+    assert not contains_disguised_secret(texts)
+    assert not contains_disguised_secret(["\n".join(texts)])
+    assert _admission(memory, texts[:1], attestation=texts[1]) == "accepted"
+
+
 #: Passwords without a vendor shape, in the forms a command line and a URL write them.
 PASSWORD = "Falcon2041_maple"
 COMMAND_LINES = {

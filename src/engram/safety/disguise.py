@@ -40,7 +40,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
-from engram.safety.guards import looks_random, percent_decoded
+from engram.safety.guards import is_placeholder, looks_random, percent_decoded
 from engram.safety.rules import (
     ANY_SPECIFIC_RULE,
     PUBLISHED_EXAMPLES,
@@ -193,12 +193,47 @@ def contains_disguised_secret(texts: Sequence[str], alone: Iterable[str] = ()) -
     """
     wholes = list(dict.fromkeys(texts))
     if len(wholes) > 1:
-        glued = fold("".join(wholes))
+        glued = _glued([fold(whole) for whole in wholes])
         if _self_identifying("\n".join([glued, *_rebuilt(glued)])):
             return True
         wholes.append("\n".join(wholes))
     singles = [text for text in dict.fromkeys(alone) if text not in wholes]
     return any(_holds(text) for text in [*wholes, *singles])
+
+
+_TAIL_RUN: Final = re.compile(r"[A-Za-z0-9_+/-]++\Z")
+_HEAD_RUN: Final = re.compile(r"[A-Za-z0-9_+/-]++")
+
+
+def _glued(folded: list[str]) -> str:
+    """The folded strings joined with nothing between, but where a placeholder on one
+    side would meet a plain word on the other (``ghp_xxxx…`` + ``observed in the
+    repository``): there a line break stands, since the token such a join makes is the
+    placeholder's filler lengthened by a word, never a credential."""
+    out = [folded[0]]
+    for text in folded[1:]:
+        tail, head = _TAIL_RUN.search(out[-1]), _HEAD_RUN.match(text)
+        closed = (
+            tail is not None
+            and head is not None
+            and (
+                (_filler(tail.group()) and _PLAIN_WORD_START.match(head.group()) is not None)
+                or (_filler(head.group()) and _PLAIN_WORD_END.search(tail.group()) is not None)
+            )
+        )
+        out.append("\n" + text if closed else text)
+    return "".join(out)
+
+
+_FILLER: Final = re.compile(r"(.)\1{7}")
+_PLAIN_WORD_START: Final = re.compile(r"[A-Za-z][a-z]*+(?![A-Za-z0-9])")
+_PLAIN_WORD_END: Final = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][a-z]*+\Z")
+
+
+def _filler(run: str) -> bool:
+    """A placeholder's run: ``ghp_xxxx…``, ``****``, ``<token>`` or eight characters or
+    more of two symbols at most at the end (``0000``, ``xXxX``)."""
+    return is_placeholder(run) or (len(run) >= 8 and len(set(run[-8:])) <= 2)
 
 
 def _holds(text: str) -> bool:
@@ -255,7 +290,9 @@ def _rebuilt(folded: str) -> Iterator[str]:
     adjacent = _ADJACENT.sub("", folded)
     if adjacent != folded:
         yield adjacent
-    yield from _regrouped(folded)
+    # A rebuilt token holding a placeholder's filler (``ghp_xxxx…`` and the word after
+    # it) is none: eight equal characters in a row are never random material.
+    yield from (token for token in _regrouped(folded) if _FILLER.search(token) is None)
     yield folded[::-1]
     yield folded.translate(_ROT13)
 
