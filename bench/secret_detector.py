@@ -244,6 +244,13 @@ DISGUISES: dict[str, tuple[str, Disguise]] = {
         lambda t, r: ['"' + "".join(f"\\u{ord(c):04x}" for c in t) + '"'],
     ),
     "base32": ("new", lambda t, r: [f"blob {base64.b32encode(t.encode()).decode()}"]),
+    "base64_of_dash_groups": (
+        "new",
+        lambda t, r: [
+            "blob " + base64.b64encode(_groups(t, 4, "-", _prefix_end(t)).encode()).decode()
+        ],
+    ),
+    "hex_of_spaced": ("new", lambda t, r: [f"dump {f'{t[:9]} {t[9:]}'.encode().hex()}"]),
     "string_concatenation": (
         "new",
         lambda t, r: [f'TOKEN = "{t[:10]}" + "{t[10:24]}" + "{t[24:]}"'],

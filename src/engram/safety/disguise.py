@@ -236,7 +236,10 @@ def _filler(run: str) -> bool:
     return is_placeholder(run) or (len(run) >= 8 and len(set(run[-8:])) <= 2)
 
 
-def _holds(text: str) -> bool:
+def _holds(text: str, decode: bool = True) -> bool:
+    """``text`` as written, folded, unescaped, rebuilt and, with ``decode``, its encoded
+    runs decoded and put through the same (one level: what they decode to is not decoded
+    again)."""
     if contains_secret(text):
         return True
     folded = fold(text)
@@ -246,7 +249,7 @@ def _holds(text: str) -> bool:
         return True
     if len(folded) >= _SHORTEST_TOKEN and _self_identifying("\n".join(_rebuilt(folded))):
         return True
-    return any(contains_secret(decoded) for decoded in _decoded(folded))
+    return decode and any(_holds(decoded, decode=False) for decoded in _decoded(folded))
 
 
 def _unescaped(folded: str) -> Iterator[str]:
