@@ -256,6 +256,11 @@ DISGUISES: dict[str, tuple[str, Disguise]] = {
         lambda t, r: [f'TOKEN = "{t[:10]}" + "{t[10:24]}" + "{t[24:]}"'],
     ),
     "implicit_concatenation": ("new", lambda t, r: [f"key = ('{t[:12]}'\n       '{t[12:]}')"]),
+    "character_list_python": ("new", lambda t, r: [f"KEY = ''.join([{', '.join(map(repr, t))}])"]),
+    "character_array_js": (
+        "new",
+        lambda t, r: ["const k = [" + ",".join(map(repr, t)) + "].join('');"],
+    ),
     "every_character_spaced": ("new", lambda t, r: [f"key: {' '.join(t)}"]),
     "reversed": ("new", lambda t, r: [f"read it backwards: {t[::-1]}"]),
     "rot13": ("new", lambda t, r: [f"rot13: {codecs.encode(t, 'rot13')}"]),

@@ -125,6 +125,11 @@ DISGUISES: dict[str, Callable[[str], list[str]]] = {
     "concatenated string literals": lambda t: [f'TOKEN = "{t[:10]}" + "{t[10:24]}" + "{t[24:]}"'],
     "adjacent string literals": lambda t: [f"key = ('{t[:12]}'\n       '{t[12:]}')"],
     "every character spaced": lambda t: [f"key: {' '.join(t)}"],
+    # Lists of one-character literals (issue 26).
+    "a Python list of characters joined": lambda t: [f"KEY = ''.join([{', '.join(map(repr, t))}])"],
+    "a JavaScript array of characters joined": lambda t: [
+        "const key = [" + ",".join(f'"{c}"' if c != "\n" else '"\\n"' for c in t) + "].join('');"
+    ],
     # Decoded text is folded and regrouped too, one level (issue 26).
     "base64 of dashed groups": lambda t: [
         "blob " + base64.b64encode(f"key {_groups(t, 4, '-', 4)} ok".encode()).decode()

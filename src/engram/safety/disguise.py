@@ -98,6 +98,14 @@ _CONCATENATION: Final = re.compile(
 #: side, a list that lost its commas would join too, so only self-identifying formats
 #: count there. An empty literal (``""``) and RST's double backquotes are left alone.
 _ADJACENT: Final = re.compile(r"([\"'])(?:[ \t]++|[ \t]*+\\?\r?\n[ \t]*+)\1")
+#: A run of eight or more one-character string literals between commas (``['g', 'h',
+#: 'p', '_', …]`` for ``''.join``, a JavaScript array for ``.join('')``): a string.
+_ONE_CHARACTER = r"""(?:'(?:\\.|[^'\\\r\n])'|"(?:\\.|[^"\\\r\n])")"""
+_CHARACTER_LIST: Final = re.compile(
+    _ONE_CHARACTER + r"(?:[ \t]*+,[ \t]*+(?:\r?\n[ \t]*+)?" + _ONE_CHARACTER + "){7,}+"
+)
+_LITERAL: Final = re.compile(r"'(\\.|[^'\\])'" + r'|"(\\.|[^"\\])"')
+_LITERAL_ESCAPES: Final = {"\\n": "\n", "\\r": "\r", "\\t": "\t"}
 _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted input
 #: No self-identifying token is shorter, nor its regrouped form (that only drops
 #: separators, and a prefix gains at most its own one or two marks back): shorter text
@@ -272,6 +280,19 @@ def _unescaped(folded: str) -> Iterator[str]:
     joined = _CONCATENATION.sub("", folded)
     if joined != folded:
         yield joined
+    if "," in folded:
+        listed = _CHARACTER_LIST.sub(_characters, folded)
+        if listed != folded:
+            yield listed
+
+
+def _characters(match: re.Match[str]) -> str:
+    """The string a list of one-character literals spells (``\\n`` a line break)."""
+    out = []
+    for literal in _LITERAL.finditer(match.group()):
+        character = literal.group(1) or literal.group(2)
+        out.append(_LITERAL_ESCAPES.get(character, character[-1]))
+    return "".join(out)
 
 
 def _escaped(match: re.Match[str]) -> str:
