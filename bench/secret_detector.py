@@ -281,7 +281,7 @@ DISGUISES: dict[str, tuple[str, Disguise]] = {
 }
 
 #: Passwords with no vendor shape: found only by where they stand.
-PASSWORD_FORMS: dict[str, tuple[str, Callable[[str, random.Random], str]]] = {
+PASSWORD_FORMS: dict[str, tuple[str, Callable[[str, random.Random], str | list[str]]]] = {
     "url_password": (
         "documented",
         lambda p, r: f"DATABASE_URL=postgres://app:{p}@db.internal:5432/app",
@@ -293,6 +293,14 @@ PASSWORD_FORMS: dict[str, tuple[str, Callable[[str, random.Random], str]]] = {
     "url_password_fully_encoded": (
         "new",
         lambda p, r: "redis://:" + "".join(f"%{ord(c):02X}" for c in p) + "@cache:6379/0",
+    ),
+    "url_split_components": (
+        "new",
+        lambda p, r: ["The Redis URL starts redis:", f"//:{p}@cache.internal:6379/0 is the rest"],
+    ),
+    "url_split_attestation": (
+        "new",
+        lambda p, r: [f"Deploy uses postgres://app:{p[:5]}", f"{p[5:]}@db.internal:5432/app"],
     ),
     "dotenv_password": ("documented", lambda p, r: f"DB_PASSWORD={p}"),
     "mysql_attached": ("new", lambda p, r: f"mysql -h db -u root -p{p} shop < dump.sql"),
@@ -334,7 +342,8 @@ def disguised_corpus(seeds: int = 2) -> list[tuple[str, str, list[str]]]:
     for name, (family, form) in PASSWORD_FORMS.items():
         for seed in range(12):
             rng = random.Random(f"{name}|{seed}")
-            corpus.append((name, family, [form(_password(rng), rng)]))
+            texts = form(_password(rng), rng)
+            corpus.append((name, family, [texts] if isinstance(texts, str) else texts))
     return corpus
 
 

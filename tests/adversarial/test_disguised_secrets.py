@@ -202,6 +202,44 @@ def test_a_key_split_between_a_component_and_the_attestation_is_refused(memory: 
     assert _admission(memory, [text], attestation=attestation) == "rejected"
 
 
+#: A connection string cut between components (or a component and the attestation).
+SPLIT_URLS = {
+    "at the scheme": (
+        [
+            "The Redis URL starts redis:",
+            "//:VZZjtxu7JTqktj9M348G@cache.internal:6379/0 is the rest",
+        ],
+        None,
+    ),
+    "in the password": (["Deploy uses postgres://app_rw:cf2qoW_m!8UZ"], "n5pe@db.internal/orders"),
+    "before the host": (["part one mysql://report:aAvnPH9bzGB-oc6S", "@mysql.internal/db"], None),
+}
+
+
+@pytest.mark.parametrize(("texts", "attestation"), SPLIT_URLS.values(), ids=SPLIT_URLS.keys())
+def test_a_connection_string_split_between_texts_is_refused(
+    memory: Memory, texts: list[str], attestation: str | None
+) -> None:
+    assert not any(contains_secret(text) for text in [*texts, attestation or ""])
+    evidence = {"attestation": attestation} if attestation else {}
+
+    assert _admission(memory, texts, **evidence) == "rejected"
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["see https://example.com/docs:", "ada@example.com wrote it"],
+        ["The URL is postgres://user:", "${PGPASSWORD}@db/app"],
+        ["mail the team:", "ops@example.com, then https://status.example.com"],
+    ],
+)
+def test_texts_that_meet_at_an_at_sign_are_not_a_connection_string(texts: list[str]) -> None:
+    from engram.safety.disguise import contains_disguised_secret
+
+    assert not contains_disguised_secret(texts)
+
+
 def test_a_record_with_no_credential_is_admitted(memory: Memory) -> None:
     texts = ["We pin the release job to ubuntu-22.04.", f"Donations go to {bitcoin_address()}."]
     assert _admission(memory, texts, attestation="reviewed by the release team") == "accepted"

@@ -44,6 +44,7 @@ from engram.safety.guards import is_placeholder, looks_random, percent_decoded
 from engram.safety.rules import (
     ANY_SPECIFIC_RULE,
     PUBLISHED_EXAMPLES,
+    RULES,
     SPECIFIC_RULES,
     VENDOR_PREFIXES,
 )
@@ -110,6 +111,7 @@ _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted i
 #: No self-identifying token is shorter, nor its regrouped form (that only drops
 #: separators, and a prefix gains at most its own one or two marks back): shorter text
 #: (ids, kinds, refs) skips those variants.
+_CONNECTIONS: Final = tuple(rule for rule in RULES if rule.kind == "connection_string")
 _SHORTEST_TOKEN: Final = min(rule.shortest for rule in SPECIFIC_RULES) - 2
 
 # --- Grouping ------------------------------------------------------------------------
@@ -202,7 +204,7 @@ def contains_disguised_secret(texts: Sequence[str], alone: Iterable[str] = ()) -
     wholes = list(dict.fromkeys(texts))
     if len(wholes) > 1:
         glued = _glued([fold(whole) for whole in wholes])
-        if _self_identifying("\n".join([glued, *_rebuilt(glued)])):
+        if _self_identifying("\n".join([glued, *_rebuilt(glued)])) or _connection(glued):
             return True
         wholes.append("\n".join(wholes))
     singles = [text for text in dict.fromkeys(alone) if text not in wholes]
@@ -332,6 +334,12 @@ def _unspaced(text: str) -> str:
             kept.append(gap)
         kept.append(piece)
     return _PREFIXES.sub(" ", "".join(kept))
+
+
+def _connection(text: str) -> bool:
+    """A ``scheme://user:password@host`` in ``text``: a shape unrelated strings do not
+    make when glued, so it counts in the join with nothing between too."""
+    return "@" in text and any(next(rule.spans(text), None) is not None for rule in _CONNECTIONS)
 
 
 def _self_identifying(text: str) -> bool:
