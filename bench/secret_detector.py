@@ -99,6 +99,8 @@ VENDORS: dict[str, Callable[[random.Random], str]] = {
     "sendgrid": lambda r: f"SG.{_draw(r, BASE64URL, 22)}.{_draw(r, BASE64URL, 43)}",
     "pypi": lambda r: "pypi-AgEIcHlwaS5vcmc" + _draw(r, BASE64URL, 70),
     "jwt": _jwt,
+    "digitalocean": lambda r: r.choice(["dop_v1_", "doo_v1_", "dor_v1_"]) + _draw(r, HEX, 64),
+    "shopify": lambda r: r.choice(["shpat_", "shpca_", "shppa_", "shpss_"]) + _draw(r, HEX, 32),
     # Self-identifying without a vendor prefix: regrouped from their own start.
     "slack_webhook": lambda r: (
         f"https://hooks.slack.com/services/T{_draw(r, UPPER_DIGITS, 8)}"

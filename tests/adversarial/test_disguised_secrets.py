@@ -48,6 +48,8 @@ TOKENS = {
     "openai": "sk-proj-" + fake(ALNUM + "-_", 48, 7),
     "jwt": jwt(7),
     "gitlab": "glpat-" + fake(BASE64URL, 20, 7),
+    "digitalocean": "dop_v1_" + fake("0123456789abcdef", 64, 7),
+    "shopify": "shpat_" + fake("0123456789abcdef", 32, 7),
     # Self-identifying without a vendor prefix: regrouped from their own start (issue 26).
     "slack webhook": f"https://hooks.slack.com/services/T{fake(UPPER_DIGITS, 8, 7)}"
     f"/B{fake(UPPER_DIGITS, 10, 7)}/{fake(ALNUM, 24, 7)}",

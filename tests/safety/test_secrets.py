@@ -73,6 +73,8 @@ ANTHROPIC = f"sk-ant-api03-{fake(BASE64URL, 93)}AA"
 NPM = f"npm_{fake(ALNUM, 36)}"
 PYPI = f"pypi-AgEIcHlwaS5vcmc{fake(BASE64URL, 70)}"
 HUGGINGFACE = f"hf_{fake(ALNUM[:52], 34)}"
+DIGITALOCEAN = {prefix: prefix + fake(HEX, 64) for prefix in ("dop_v1_", "doo_v1_", "dor_v1_")}
+SHOPIFY = {prefix: prefix + fake(HEX, 32) for prefix in ("shpat_", "shpca_", "shppa_", "shpss_")}
 SENDGRID = f"SG.{fake(BASE64URL, 22)}.{fake(BASE64URL, 43)}"
 DJANGO = f"django-insecure-{fake(ALNUM, 40)}"
 RSA_KEY = pem("RSA PRIVATE KEY")
@@ -108,6 +110,10 @@ FOUND: list[tuple[str, str, str]] = [
     ("npm_token", f"//registry.npmjs.org/:_authToken={NPM}", NPM),
     ("pypi_token", f"password = {PYPI}", PYPI),
     ("huggingface_token", f"HF {HUGGINGFACE}", HUGGINGFACE),
+    *[("digitalocean_token", f"doctl auth init -t {key}", key) for key in DIGITALOCEAN.values()],
+    *[("shopify_token", f"X-Shopify-Access-Token: {key}", key) for key in SHOPIFY.values()],
+    ("generic_api_key_assignment", f"UPSTREAM_CREDENTIAL={HEX40}\n", HEX40),
+    ("generic_api_key_assignment", f'{{"credentials": "{TOKEN}"}}', TOKEN),
     ("sendgrid_key", SENDGRID, SENDGRID),
     ("jwt", f"Authorization: Bearer {jwt()}", jwt()),
     ("private_key_block", f"key:\n{RSA_KEY}\nend", RSA_KEY),
@@ -272,6 +278,8 @@ NOT_SECRETS: list[str] = [
     "s3://omics-artifacts-01d6xmpl4e72dd32/NA12878.cram",
     "letters = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p']",
     "HEX_DIGITS = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F']",
+    "dop_v1_" + "0" * 64 + " and shpat_" + "a" * 32 + " are placeholders",
+    "credentials = get_credentials()\ncredential: default\ncredentials_file = ~/.aws/credentials",
     # References and templates, whatever sign opens them (issue 26).
     "DB_PASSWORD=$DB_PASSWORD\nAPI_TOKEN=$(vault read -field=token kv/ci)",
     "password: %(db_password)s and PASSWORD=%DB_PASSWORD%",

@@ -62,6 +62,7 @@ VENDOR_PREFIXES: tuple[str, ...] = tuple(
             *("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_", "AIza", "GOCSPX-"),
             *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-", "npm_", "pypi-AgE"),
             *("hf_", "SG.", "AKIA", "ASIA", "eyJ"),
+            *("dop_v1_", "doo_v1_", "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_"),
         ],
         key=len,
         reverse=True,
@@ -401,7 +402,7 @@ _PASSWORD_KEYS = r"pass(?:words?|wd|phrase|(?<![a-z]....))|pwd|sshpass|rediscli_
 _SECRET_KEYS = r"secret(?:[_-]?key)?"
 _TOKEN_KEYS = (
     r"api[_-]?(?:key|secret|token)|apikey"
-    r"|(?:access|auth|refresh|session|private)[_-]?(?:key|token)|token"
+    r"|(?:access|auth|refresh|session|private)[_-]?(?:key|token)|token|credentials?+"
 )
 _AWS_SECRET = re.compile(
     r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*+(?::=|=>|=|:)"
@@ -615,6 +616,18 @@ RULES: tuple[Rule, ...] = (
         _whole(lambda value: classes(value) == 3 and varied(value)),
     ),
     Rule("npm_token", SPECIFIC, _token("npm_", "[A-Za-z0-9]{36}"), _TOKEN_CHECK),
+    Rule(
+        "digitalocean_token",
+        SPECIFIC,
+        _token("dop_v1_ doo_v1_ dor_v1_", "[a-f0-9]{64}"),
+        _whole(lambda value: varied(value, at_least=6)),
+    ),
+    Rule(
+        "shopify_token",
+        SPECIFIC,
+        _token("shpat_ shpca_ shppa_ shpss_", "[a-fA-F0-9]{32}"),
+        _whole(lambda value: varied(value, at_least=6)),
+    ),
     Rule("pypi_token", SPECIFIC, _token("pypi-AgE", "[A-Za-z0-9_-]{50,}+"), _TOKEN_CHECK),
     Rule(
         "huggingface_token",
