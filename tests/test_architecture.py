@@ -17,6 +17,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "engram"
 #: Which engram packages each layer may import (itself always allowed).
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
+    # The table of optional extras: what a command needs installed, and the pip line.
+    "extras": {"errors"},
     "canonical": set(),
     # Writing files whole (temporary, fsync, rename): every layer that writes a file.
     "durable": {"errors"},
@@ -24,19 +26,19 @@ ALLOWED: dict[str, set[str]] = {
     "crypto": {"errors", "canonical", "durable"},
     "search": {"errors"},
     "memory": {"errors", "canonical", "crypto", "durable", "search", "safety"},
-    "store": {"errors", "memory", "project", "search"},
+    "store": {"errors", "extras", "memory", "project", "search"},
     "host": {"errors", "canonical", "crypto", "durable", "memory", "search", "store"},
     "project": {"errors", "canonical", "durable", "search", "safety"},
     "compose": {"project", "store"},
     "mcp": {
         *("errors", "protocol", "canonical", "memory", "host", "project", "compose", "safety"),
-        "__init__",
+        *("extras", "__init__"),
     },
     "demo": {"errors", "testing", "__init__"},
     "hosts": {"errors", "durable", "safety", "__init__"},
     "cli": {
         *("errors", "demo", "host", "hosts", "memory", "project", "compose", "testing"),
-        *("safety", "console", "__init__"),
+        *("safety", "console", "extras", "__init__"),
     },
     # The review console: a web adapter over both faces, started only by `engram console`.
     "console": {"errors", "host", "memory", "project", "compose", "search", "safety"},

@@ -34,6 +34,8 @@ when it is a protocol error, and the CLI exit code::
     │   ├── HostConfigUnparseable        cannot be parsed (detail names file, line, column)
     │   ├── HostConfigShape              parses, but engram's key sits in the wrong shape
     │   └── ManagedBlockCorrupt          duplicated or misordered engram markers
+    ├── ExtraMissing                     an optional part is not installed (exit code 2;
+    │                                    detail: the pip install line)
     └── UsageError                       bad command-line use (exit code 2)
 
 Only two places catch ``Exception`` broadly: the MCP dispatcher
@@ -64,6 +66,7 @@ __all__ = [
     "DigestConflict",
     "ElicitationFailed",
     "EngramError",
+    "ExtraMissing",
     "FenceLost",
     "FrontmatterError",
     "GateFailed",
@@ -602,6 +605,19 @@ class ManagedBlockCorrupt(HostConfigError):
 
 
 # --- Command line ------------------------------------------------------------------
+
+
+class ExtraMissing(EngramError):
+    """What was asked for needs an extra that is not installed (:mod:`engram.extras`).
+
+    ``detail`` says what needs which extra and the ``pip install`` line that adds it. A
+    usage-class exit code, as for :class:`UsageError`: nothing failed, the installation
+    lacks a part the command line asked for.
+    """
+
+    code = "EXTRA_MISSING"
+    message = "An optional part of engram is not installed."
+    exit_code = 2
 
 
 class UsageError(EngramError):

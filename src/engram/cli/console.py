@@ -31,15 +31,9 @@ def console(profiles: tuple[Path, ...], port: int, open_browser: bool) -> None:
     Prints a URL with a one-time secret; opening it starts the session. Needs
     the console extra (pip install 'engram-trust[console]').
     """
-    try:
-        import jinja2  # noqa: F401
-        import markdown_it  # noqa: F401
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as error:
-        raise click.UsageError(
-            "the console needs the console extra: pip install 'engram-trust[console]'"
-        ) from error
+    from engram.extras import require
+
+    require("console", "the console")
     from engram.console.serve import serve
 
     serve(Path.cwd(), list(profiles), port, click.echo, open_browser)

@@ -243,14 +243,16 @@ def transition(record_id: str, operation: str, profile: Path) -> None:
 @PROFILE_OPTION
 def reindex(profile: Path) -> None:
     """Build the scope's search projections now: the lexical index for this version of
-    engram, and the semantic vectors (with engram[semantic]), with a progress bar."""
+    engram, and the semantic vectors (with the semantic extra), with a progress bar."""
+    from engram.extras import install_line
+
     memory = _memory(profile, semantic=True)
     try:
         moved = memory.engine.refresh_lexical(memory.binding.scope)
         click.echo(f"lexical: {moved} records re-indexed" if moved else "lexical: current")
         if memory.engine.semantic is None:
             click.echo(
-                "semantic: not installed (pip install 'engram[semantic]')"
+                f"semantic: not installed ({install_line('semantic')})"
                 if memory.profile.semantic
                 else "semantic: off in this profile ([search] semantic = false)"
             )

@@ -63,19 +63,17 @@ def _serve_http(options: ServerOptions, stderr: TextIO) -> int:
     if options.host_profile is None:
         print("engram-mcp: --http serves a host profile: give --host-profile PATH", file=stderr)
         return 2
+    from engram.extras import require
+
     try:
+        # Before anything is opened: Starlette and uvicorn are imported only to serve.
+        require("http", "--http")
         from engram.mcp.http import serve_http
-    except ImportError:
-        print(
-            "engram-mcp: --http needs the http extra: pip install 'engram-trust[http]'",
-            file=stderr,
-        )
-        return 2
-    try:
+
         return serve_http(options, options.http or "")
     except EngramError as error:  # the profile cannot be trusted, the port is taken, …
         print(f"engram-mcp: {error.detail}", file=stderr)
-        return 2
+        return error.exit_code
 
 
 def run(
@@ -99,7 +97,12 @@ def run(
     if options.http is not None:
         return _serve_http(options, stderr)
     with contextlib.ExitStack() as resources:
-        serve(build_dispatcher(options, resources), stdin, stdout)
+        try:
+            dispatcher = build_dispatcher(options, resources)
+        except EngramError as error:  # what the server needs is missing: an extra, …
+            print(f"engram-mcp: {error.detail}", file=stderr)
+            return error.exit_code
+        serve(dispatcher, stdin, stdout)
     return 0
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import ContractError, EngramError, InternalError, TrustedContextUnavailable
+from engram.extras import require
 from engram.host.profile import HostProfile, load_profile
 from engram.mcp.tools import CallContext, ElicitationAnswer, Tool, ToolResult
 from engram.memory.binding import MEMORY_TOOLS, tool_name
@@ -178,6 +179,8 @@ def profile_tools(profile: HostProfile, resources: contextlib.ExitStack) -> Iter
     """The granted memory tools of a loaded profile (none when it is disabled)."""
     if not profile.enabled:
         return
+    if not isinstance(profile.store, Path):  # a database: said at start, not at a call
+        require("postgres", f"the PostgreSQL store at {profile.store.where()}")
     tools = resources.enter_context(MemoryTools(profile))
     for short in MEMORY_TOOLS:
         if short in profile.grants:

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from engram.errors import MutationOutcomeUnknown, StoreUnavailable
+from engram.extras import require
 from engram.store.location import DatabaseUrl
 from engram.store.migrations import Migrations
 
@@ -103,6 +104,7 @@ class PostgresDatabase:
     """One PostgreSQL schema, with a pool of connections shared by a process's threads."""
 
     def __init__(self, url: DatabaseUrl, durability: Durability = "full") -> None:
+        require("postgres", f"the PostgreSQL store at {url.where()}")
         import psycopg
         from psycopg_pool import ConnectionPool
 
