@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from engram.cli.main import cli
 from engram.host.profile import load_profile
 from engram.host.runtime import open_memory
+from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS
 from engram.store.location import DatabaseUrl
 from engram.testing import current_capture_args
 from engram.testing.postgres import PostgresRun
@@ -31,11 +32,40 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+def test_init_tells_the_operator_the_default_retention_and_how_to_choose_another(
+    tmp_path: Path,
+) -> None:
+    result = CliRunner().invoke(cli, ["host", "init", str(tmp_path / "h"), *ARGS])
+    assert result.exit_code == 0, result.output
+    profile = tmp_path / "h" / "host.toml"
+    assert result.stdout == f"{profile}\n"  # alone: profile=$(engram host init …) still works
+    assert result.stderr.splitlines() == [
+        "retention: a record captured without expires_at lives 30 days, the default ceiling"
+        " (an expires_at may be earlier, never later)",
+        f"  to choose another: --retention-max-days N, or [retention] max_days in {profile}"
+        " (for records captured from then on)",
+    ]
+    assert load_profile(profile).policy.retention_max_days == DEFAULT_RETENTION_MAX_DAYS == 30
+
+
+def test_init_with_a_chosen_retention_says_it_and_where_to_change_it(tmp_path: Path) -> None:
+    arguments = ["host", "init", str(tmp_path / "h"), *ARGS, "--retention-max-days", "1"]
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 0, result.output
+    profile = tmp_path / "h" / "host.toml"
+    assert result.stderr.splitlines() == [
+        "retention: a record captured without expires_at lives 1 day, this profile's ceiling"
+        " (an expires_at may be earlier, never later)",
+        f"  to change it: [retention] max_days in {profile} (for records captured from then on)",
+    ]
+    assert load_profile(profile).policy.retention_max_days == 1
+
+
 def test_init_prints_the_profile_path_and_creates_private_keys(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["host", "init", str(tmp_path / "h"), *ARGS, "--grant", "all"])
     assert result.exit_code == 0, result.output
     profile = tmp_path / "h" / "host.toml"
-    assert result.output == f"{profile}\n"
+    assert result.stdout == f"{profile}\n"
     keys = tmp_path / "h" / "memory.db.keys"
     assert sorted(path.name for path in keys.iterdir()) == ["current", "kek-k1.key", "mac.key"]
     assert {_mode(path) for path in keys.iterdir()} == {0o600}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 import click
 
 from engram.cli.output import json_option
+from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS
 
 if TYPE_CHECKING:  # the engine is imported by the command that needs it
     from engram.host.runtime import HostMemory
@@ -60,7 +61,13 @@ def host() -> None:
     help="The store's key directory (default: beside a store file, DIRECTORY/memory.keys for"
     " a database); to join a database another host created, give that host's.",
 )
-@click.option("--retention-max-days", type=int, default=30, show_default=True)
+@click.option(
+    "--retention-max-days",
+    type=int,
+    default=DEFAULT_RETENTION_MAX_DAYS,
+    show_default=True,
+    help="Days a record captured without expires_at lives; no expires_at may ask for later.",
+)
 @click.option("--allow-retain", is_flag=True, help="Allow derivative_rule 'retain'.")
 @click.option("--agent-id", default="", help="Default: the principal.")
 @click.option("--session", default="", help="Default: a fresh id per server process.")
@@ -87,7 +94,11 @@ def init(
     session: str,
     confirm_via: Literal["host", "dialog", "both"],
 ) -> None:
-    """Create DIRECTORY/host.toml, the store and its keys; print the profile path."""
+    """Create DIRECTORY/host.toml, the store and its keys; print the profile path.
+
+    On stderr: how long a record captured without expires_at lives, and how to choose
+    another ceiling.
+    """
     from engram.host.setup import init_host
 
     profile = init_host(
@@ -106,6 +117,26 @@ def init(
         confirm_via=confirm_via,
     )
     click.echo(str(profile))
+    # On stderr: stdout stays the profile's path alone, for `profile=$(engram host init …)`.
+    for line in _retention_lines(profile, retention_max_days):
+        click.echo(line, err=True)
+
+
+def _retention_lines(profile: Path, days: int) -> list[str]:
+    """What ``host init`` tells the operator of the retention ceiling it wrote."""
+    unit = "day" if days == 1 else "days"
+    if days == DEFAULT_RETENTION_MAX_DAYS:
+        return [
+            f"retention: a record captured without expires_at lives {days} {unit}, the default"
+            " ceiling (an expires_at may be earlier, never later)",
+            f"  to choose another: --retention-max-days N, or [retention] max_days in {profile}"
+            " (for records captured from then on)",
+        ]
+    return [
+        f"retention: a record captured without expires_at lives {days} {unit}, this profile's"
+        " ceiling (an expires_at may be earlier, never later)",
+        f"  to change it: [retention] max_days in {profile} (for records captured from then on)",
+    ]
 
 
 def _memory(profile: Path, semantic: bool = False) -> HostMemory:
