@@ -292,7 +292,7 @@ def render_profile(
     search.add(
         "semantic",
         tomlkit.item(semantic).comment(
-            "rank with the semantic channel too where it is installed (engram[semantic])"
+            "rank with the semantic channel too where it is installed (engram-trust[semantic])"
         ),
     )
     document.add("search", search)
