@@ -58,6 +58,24 @@ def test_an_expired_or_future_token_is_refused(profile: HostProfile) -> None:
     assert _refusal(issue_token(profile, NOW + 3600), profile) == "token not valid yet"
 
 
+def test_no_token_is_issued_when_the_key_directory_is_missing(tmp_path: Path) -> None:
+    profile = load_profile(host_profile(tmp_path / "host"))
+    for child in profile.keys.iterdir():
+        child.unlink()
+    profile.keys.rmdir()
+
+    result = CliRunner().invoke(
+        cli, ["host", "issue-token", "--host-profile", str(profile.path)], catch_exceptions=False
+    )
+
+    assert (result.exit_code, result.output) == (
+        1,
+        f"engram: the key directory {profile.keys} is missing: it holds the store's keys;"
+        " restore it, or set [store] keys in the profile to where it is\n",
+    )
+    assert not profile.keys.exists()
+
+
 def test_a_token_signed_to_live_longer_than_a_day_is_refused(profile: HostProfile) -> None:
     # Only a holder of token.key can sign one; its revocation would be dropped after a day.
     from engram.host.tokens import _mac

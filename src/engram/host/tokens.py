@@ -177,6 +177,11 @@ def _mac(key: bytes, payload: bytes) -> bytes:
 
 def _create_signing_key(keys: Path) -> bytes:
     path = keys / KEY_NAME
+    if not keys.is_dir():
+        raise TokenRefused(
+            f"the key directory {keys} is missing: it holds the store's keys; restore it, or"
+            " set [store] keys in the profile to where it is"
+        )
     if not path.exists():
         # Another process may create it first: then theirs is the key.
         with contextlib.suppress(FileExistsError):
