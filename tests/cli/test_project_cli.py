@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -435,6 +436,79 @@ def test_status_prints_the_counters(initialised: Path) -> None:
         "rule_variant": "balanced",
         "healthy": True,
     }
+
+
+# --- memory files that cannot be read are named, never skipped in silence ---------------------
+
+#: What each broken file is told to be, in path order (stderr of load, route and search).
+SKIPPED = (
+    "engram: skipped knowledge/a-pipe.md: cannot be read (not a regular file)\n"
+    "engram: skipped rules/bad-frontmatter.md: line 2: id must be a slug"
+    " (lowercase letters, digits, hyphens)\n"
+    "engram: skipped rules/broken-link.md: cannot be read (a link to a file that does not"
+    " exist)\n"
+    "engram: skipped rules/latin-1.md: not UTF-8 text\n"
+)
+
+
+def corrupt(root: Path) -> None:
+    """A valid memory and four files that cannot be loaded, as they really fail for
+    root too (who reads a file without permissions): bad frontmatter, invalid UTF-8, a
+    link to nowhere, and a FIFO (which a read would block on)."""
+    save("TYPE: rule | TEXT: Deploy only from main\n", "-f")
+    base = root / BASE
+    (base / "rules" / "bad-frontmatter.md").write_text("---\nid: Not A Slug\ntype: rule\n---\n")
+    (base / "rules" / "latin-1.md").write_bytes(b"---\nid: latin-1\ntitle: caf\xe9\n---\n")
+    (base / "rules" / "broken-link.md").symlink_to(base / "rules" / "gone.md")
+    os.mkfifo(base / "knowledge" / "a-pipe.md")
+
+
+@pytest.mark.parametrize("verb", ["load", "route", "search"])
+def test_a_read_verb_names_each_memory_file_it_could_not_read_on_stderr(
+    initialised: Path, verb: str
+) -> None:
+    corrupt(initialised)
+
+    result = engram(verb, "deploy")
+
+    assert result.exit_code == 0
+    assert "deploy-only-from-main" in result.stdout
+    assert result.stderr == SKIPPED
+
+
+def test_a_read_verb_with_json_keeps_stdout_json_and_names_them_on_stderr(
+    initialised: Path,
+) -> None:
+    corrupt(initialised)
+
+    result = engram("load", "deploy", "--json")
+
+    assert json.loads(result.stdout)["selected_keys"] == ["deploy-only-from-main"]
+    assert result.stderr == SKIPPED
+
+
+def test_status_counts_the_files_it_could_not_read(initialised: Path) -> None:
+    corrupt(initialised)
+
+    data = json.loads(engram("status", "--json").stdout)
+
+    assert data["memories"] == {"rule": 1, "skill": 0, "knowledge": 0}
+    assert (data["invalid_files"], data["healthy"]) == (4, False)
+
+
+def test_verify_lists_a_file_it_cannot_read_as_unreadable(initialised: Path) -> None:
+    corrupt(initialised)
+
+    result = engram("verify")
+
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[:5] == [
+        "unreadable: knowledge/a-pipe.md",
+        "missing hash: rules/bad-frontmatter.md",
+        "unreadable: rules/broken-link.md",
+        "ok: rules/deploy-only-from-main.md",
+        "missing hash: rules/latin-1.md",
+    ]
 
 
 # --- promote, roles, variants ---------------------------------------------------------------------

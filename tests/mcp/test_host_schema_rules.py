@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from engram.testing import Project, StartServer, host_profile, new_project
-from engram.testing.wire import call, data_of
+from engram.testing.wire import call, data_of, envelope
 
 #: Keywords a host refuses at the top of an input schema (Claude Code skips the tool:
 #: "its input schema uses top-level anyOf"; Codex and OpenAI refuse the rest).
@@ -127,4 +127,4 @@ def test_gemini_clis_wait_for_previous_argument_is_taken_and_ignored(
 
     assert data["healthy"] is True
     refused = call(server, "engram_status", {"wait_for_previous": "yes"})  # not Gemini's
-    assert refused["result"]["structuredContent"]["error"]["code"] == "INVALID_ARGUMENTS"
+    assert envelope(refused)["error"]["code"] == "INVALID_ARGUMENTS"

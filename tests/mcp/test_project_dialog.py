@@ -606,7 +606,11 @@ def _sdk_params(project: Project) -> StdioServerParameters:
         command=command[0],
         args=command[1:],
         cwd=str(project.root),
-        env={"PATH": os.environ.get("PATH", ""), **project.env},
+        # PYTHONPATH too: a run against the source tree serves that source, not a wheel.
+        env={
+            **{k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
+            **project.env,
+        },
     )
 
 
@@ -628,7 +632,7 @@ async def _sdk_save(
         ) as client:
             saved = await client.call_tool("engram_save_session", {"text": LINES})
             commit = None
-            token = (saved.structured_content or {}).get("data", {}).get("revoked_approval_token")
+            token = _body(saved).get("data", {}).get("revoked_approval_token")
             if token is not None:
                 commit = await client.call_tool(
                     "engram_commit", {"approval_token": token, "approve": "all"}
@@ -637,6 +641,13 @@ async def _sdk_save(
 
 
 SDK_MODES = ["legacy", "2026-07-28"]
+
+
+def _body(result: Any) -> dict[str, Any]:
+    """The envelope of a project tool's SDK result: the JSON after its words."""
+    assert result.structured_content is None
+    body: dict[str, Any] = json.loads(result.content[-1].text)
+    return body
 
 
 @pytest.mark.e2e
@@ -653,10 +664,11 @@ def test_sdk_client_accepts_a_subset_in_the_dialog(project: Project, mode: str) 
     for n, memory_id in enumerate(IDS, 1):
         assert f"{n}. ADD {memory_id} (workspace)" in dumped
     assert saved.is_error is False
-    # The project tools' own words first, then the JSON copy (mcp-server.txt).
-    assert saved.content[0].text == saved.structured_content["data"]["text"]
-    assert json.loads(saved.content[1].text) == saved.structured_content
-    data = saved.structured_content["data"]
+    # The project tools' own words first, then the envelope without them.
+    words, _copy = saved.content
+    data = _body(saved)["data"]
+    assert words.text.startswith("wrote ")
+    assert "text" not in data
     assert [entry["file"] for entry in data["written"]] == FILES[:2]
     assert "approval_token" not in data
     assert project.files() == sorted(FILES[:2])
@@ -668,10 +680,10 @@ def test_sdk_client_decline_revokes_the_proposal(project: Project, mode: str) ->
     answer = types.ElicitResult(action="decline")
     asked, saved, commit = anyio.run(_sdk_save, _sdk_params(project), mode, answer)
     assert len(asked) == 1
-    assert saved.structured_content["data"]["saved"] is False
+    assert _body(saved)["data"]["saved"] is False
     assert commit is not None
     assert commit.is_error is True
-    assert commit.structured_content["error"] == {"code": "APPROVAL_DECLINED", "message": DECLINED}
+    assert _body(commit)["error"] == {"code": "APPROVAL_DECLINED", "message": DECLINED}
     assert project.files() == []
 
 
@@ -680,8 +692,8 @@ def test_sdk_client_decline_revokes_the_proposal(project: Project, mode: str) ->
 def test_sdk_client_cancel_gets_the_token_flow(project: Project, mode: str) -> None:
     answer = types.ElicitResult(action="cancel")
     _, saved, commit = anyio.run(_sdk_save, _sdk_params(project), mode, answer)
-    data = saved.structured_content["data"]
-    assert data["text"].startswith("nothing was saved")
+    data = _body(saved)["data"]
+    assert saved.content[0].text.startswith("nothing was saved")
     assert "approval_token" in data
     assert commit is None
     assert project.files() == []
@@ -829,7 +841,7 @@ def test_an_instruction_like_note_is_refused_before_any_dialog(project: Project,
     assert error["code"] == "INSTRUCTION_REFUSED"
     modern = _modern(server, "engram_note", {"text": text})["result"]
     assert modern["resultType"] == "complete"
-    assert modern["structuredContent"]["error"]["code"] == "INSTRUCTION_REFUSED"
+    assert json.loads(modern["content"][-1]["text"])["error"]["code"] == "INSTRUCTION_REFUSED"
     assert _notes(project) == []
     assert project.pending_proposals() == {}
 
@@ -892,4 +904,6 @@ def test_sdk_client_says_yes_to_a_note(project: Project, mode: str) -> None:
     asked, result = anyio.run(_sdk_note, _sdk_params(project), mode)
     assert asked == [f"Save this working note as {NOTE_ID} (expires {_until()})?\n\n- {NOTE_TEXT}"]
     assert result.is_error is False
-    _assert_note_written(project, result.structured_content["data"], NOTE["objective"])
+    _assert_note_written(
+        project, {**_body(result)["data"], "text": result.content[0].text}, NOTE["objective"]
+    )

@@ -75,7 +75,7 @@ def _tools(server: LineClient, **params: Any) -> dict[str, dict[str, Any]]:
 def _failed(reply: dict[str, Any]) -> dict[str, Any]:
     """The ``error`` of a failed tool result (``isError``, envelope without data)."""
     assert "result" in reply, reply
-    assert reply["result"].get("isError") is True, reply["result"]["structuredContent"]
+    assert reply["result"].get("isError") is True, reply["result"]["content"]
     body = envelope(reply)
     assert set(body) == {"contract_version", "ok", "error", "diagnostics"}
     assert (body["contract_version"], body["ok"]) == ("1", False)
@@ -106,17 +106,17 @@ def test_tools_list_shows_the_eleven_project_tools_in_order(project: Project) ->
     assert list(_tools(server)) == PROJECT_TOOLS
 
 
-def test_every_project_tool_has_a_closed_input_schema_and_the_envelope_output(
+def test_every_project_tool_has_a_closed_input_schema_and_no_output_schema(
     project: Project,
 ) -> None:
+    """A project tool answers in content only, and an outputSchema would promise a
+    structuredContent (docs/protocol.md, "Tools")."""
     tools = _tools(project.start())
     for name in PROJECT_TOOLS:
         schema = tools[name]["inputSchema"]
         assert (schema["$schema"], schema["type"]) == (DIALECT, "object"), name
         assert schema["additionalProperties"] is False, name
-        output = tools[name]["outputSchema"]
-        assert output["required"] == ["contract_version", "ok", "diagnostics"], name
-        assert output["properties"]["contract_version"] == {"const": "1"}, name
+        assert "outputSchema" not in tools[name], name
 
 
 def test_read_tools_are_read_only_and_the_writing_tools_are_not(project: Project) -> None:
@@ -155,16 +155,22 @@ def test_always_load_option_marks_engram_load_and_only_it(project: Project, mode
 
 
 @pytest.mark.parametrize("name", PROJECT_TOOLS)
-def test_every_tool_answers_the_envelope_with_an_identical_json_copy(
+def test_every_tool_answers_its_words_then_the_envelope_without_them(
     project: Project, name: str
 ) -> None:
     project.write_memory("deploy-checklist", "rule", "Deploy only from a green main branch.")
     reply = _valid_call(project.start(), name)
-    assert reply["result"]["isError"] is False
-    body = envelope(reply)
+    result = reply["result"]
+    assert set(result) == {"content", "isError"}
+    assert result["isError"] is False
+    words, copy = result["content"]
+    assert words["type"] == copy["type"] == "text"
+    assert words["text"]
+    body = json.loads(copy["text"])
+    assert body == envelope(reply)
     assert set(body) == {"contract_version", "ok", "data", "diagnostics"}
     assert (body["contract_version"], body["ok"], body["diagnostics"]) == ("1", True, [])
-    assert isinstance(body["data"]["text"], str)
+    assert "text" not in body["data"]
 
 
 def test_load_data_names_what_was_selected_packed_carded_and_omitted(project: Project) -> None:
@@ -286,6 +292,38 @@ def test_an_invalid_memory_file_is_reported_in_the_diagnostics_of_every_call(
     assert body["ok"] is True, body
     reported = [(d["id"], d["severity"], d["message"].split(": ")[0]) for d in body["diagnostics"]]
     assert reported == [("memory.invalid", "warning", BROKEN)]
+
+
+UNREADABLE = [
+    "knowledge/a-pipe.md: cannot be read (not a regular file)",
+    "rules/bad-frontmatter.md: line 2: id must be a slug (lowercase letters, digits, hyphens)",
+    "rules/broken-link.md: cannot be read (a link to a file that does not exist)",
+    "rules/latin-1.md: not UTF-8 text",
+]
+
+
+@pytest.mark.parametrize("name", READ_TOOLS)
+def test_a_read_tool_names_each_memory_file_it_could_not_read_in_its_diagnostics(
+    project: Project, name: str
+) -> None:
+    """Bad frontmatter, invalid UTF-8, a link to nowhere and a FIFO: each really fails
+    to load, for root too (who reads a file without permissions)."""
+    project.write_memory("deploy-checklist", "rule", "Deploy only from a green main branch.")
+    bad = "---\nid: Not A Slug\ntype: rule\n---\n"
+    (project.base / "rules" / "bad-frontmatter.md").write_text(bad)
+    (project.base / "rules" / "latin-1.md").write_bytes(b"---\nid: latin-1\ntitle: caf\xe9\n")
+    (project.base / "rules" / "broken-link.md").symlink_to(project.base / "rules" / "gone.md")
+    os.mkfifo(project.base / "knowledge" / "a-pipe.md")
+
+    body = envelope(call(project.start(), name, VALID_ARGUMENTS[name]))
+
+    assert body["ok"] is True, body
+    assert [d["message"] for d in body["diagnostics"]] == UNREADABLE
+    assert {(d["id"], d["severity"]) for d in body["diagnostics"]} == {
+        ("memory.invalid", "warning")
+    }
+    if name == "engram_status":
+        assert body["data"]["invalid_files"] == len(UNREADABLE)
 
 
 def test_an_error_result_also_reports_invalid_memory_files(project: Project) -> None:

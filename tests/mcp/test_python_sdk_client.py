@@ -25,12 +25,17 @@ MODES = ["auto", "legacy", "2026-07-28"]
 ELICIT_SERVER = str(Path(__file__).with_name("elicit_server.py"))
 
 
+def _inherited() -> dict[str, str]:
+    return {key: os.environ[key] for key in ("PATH", "PYTHONPATH") if key in os.environ}
+
+
 def _params(command: list[str], cwd: Path, **env: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=command[0],
         args=command[1:],
         cwd=str(cwd),
-        env={"PATH": os.environ.get("PATH", ""), **env},
+        # PYTHONPATH too: a run against the source tree serves that source, not a wheel.
+        env={**_inherited(), **env},
     )
 
 
@@ -49,10 +54,13 @@ def test_sdk_client_lists_and_calls_tools_in_each_mode(tmp_path: Path, mode: str
     assert version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
     assert "engram_status" in names
     assert result.is_error is False
+    # A project tool answers in content only: its words, then the envelope without them.
     human, copy = result.content
-    assert human.text == result.structured_content["data"]["text"]
-    assert json.loads(copy.text) == result.structured_content
-    assert result.structured_content["ok"] is True
+    assert result.structured_content is None
+    body = json.loads(copy.text)
+    assert body["ok"] is True
+    assert human.text.startswith("engram ")
+    assert "text" not in body["data"]
 
 
 async def _confirm(

@@ -55,6 +55,15 @@ def _emit(result: _Result, as_json: bool) -> None:
         click.echo(shown(result.text().rstrip("\n")))
 
 
+def _name_skipped(memory: ProjectMemory) -> None:
+    """Name on stderr each memory file the command left out because it could not be
+    read or parsed (stdout stays the answer)."""
+    from engram.safety.display import shown
+
+    for path, reason in memory.problems():
+        click.echo(shown(f"engram: skipped {path}: {reason}"), err=True)
+
+
 @click.command("init")
 @json_option()
 def init(as_json: bool) -> None:
@@ -86,7 +95,8 @@ def load(
     """Route QUERY and print the memory that applies, within a token budget."""
     if not query and not memory_id:
         raise click.UsageError("give a QUERY or --id")
-    result = _project().load(
+    memory = _project()
+    result = memory.load(
         query,
         memory_id=memory_id,
         budget_tokens=budget_tokens,
@@ -95,6 +105,7 @@ def load(
         explain=explain,
     )
     _emit(result, as_json)
+    _name_skipped(memory)
 
 
 @click.command("search")
@@ -103,7 +114,9 @@ def load(
 @json_option()
 def search(query: str, limit: int, as_json: bool) -> None:
     """Search memory (BM25, fused with the semantic channel where it is installed)."""
-    _emit(_project().search(query, limit), as_json)
+    memory = _project()
+    _emit(memory.search(query, limit), as_json)
+    _name_skipped(memory)
 
 
 @click.command("route")
@@ -111,7 +124,9 @@ def search(query: str, limit: int, as_json: bool) -> None:
 @json_option()
 def route(query: str, as_json: bool) -> None:
     """List the memories QUERY routes to, in load order."""
-    _emit(_project().route_entries(query), as_json)
+    memory = _project()
+    _emit(memory.route_entries(query), as_json)
+    _name_skipped(memory)
 
 
 @click.command("verify")

@@ -6,6 +6,7 @@ approval of two candidates, a budgeted load, a search, a working note.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -25,12 +26,14 @@ TYPE: skill | TEXT: To roll back a release, redeploy the previous tag with scrip
 
 def _tool(client: StdioClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     reply = client.request("tools/call", {"name": name, "arguments": arguments})
-    envelope: dict[str, Any] = reply["result"]["structuredContent"]
+    # A project tool answers in content only: its words, then the envelope as JSON.
+    *words, copy = reply["result"]["content"]
+    envelope: dict[str, Any] = json.loads(copy["text"])
     if not envelope["ok"]:
         transcript.note(f"{name}: {envelope['error']['code']}: {envelope['error']['message']}")
         return {}
     data: dict[str, Any] = envelope["data"]
-    return data
+    return {**data, "text": words[0]["text"]} if words else data
 
 
 def _show(text: str) -> None:

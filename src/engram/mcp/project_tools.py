@@ -3,9 +3,12 @@
 Each handler validates its arguments against the published closed schema, calls the
 domain and answers ``{contract_version, ok, data | error, diagnostics}``. The domain's
 result renders its own human text (:mod:`engram.project.results`): it is
-``content[0].text`` and ``data.text``, with the JSON copy after it. Invalid memory files
-are reported in ``diagnostics`` on every answer. The domain (and SQLite) is opened by
-the first call.
+``content[0].text``, once, and the envelope follows it as JSON in ``content[1]``,
+without that text (``data`` never repeats it). There is no ``structuredContent``:
+a host that finds one gives its model that block alone, and the memory text would
+then never reach the model (docs/protocol.md, "Tools"). Invalid and unreadable memory
+files are reported in ``diagnostics`` on every answer. The domain (and SQLite) is
+opened by the first call.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.errors import InternalError, ProjectError
 from engram.mcp.options import ServerOptions
-from engram.mcp.project_schemas import CONTRACT_VERSION, ENVELOPE_OUTPUT, INPUT
+from engram.mcp.project_schemas import CONTRACT_VERSION, INPUT
 from engram.mcp.tools import CallContext, Tool, ToolResult
 from engram.safety.display import shown
 
@@ -35,15 +38,21 @@ def envelope(
 ) -> ToolResult:
     """A project-tool result (``isError`` when ``error`` is given)."""
     body: dict[str, Any] = {"contract_version": CONTRACT_VERSION, "ok": error is None}
+    text: str | None
     if error is None:
-        body["data"] = dict(data or {})
+        fields = dict(data or {})
+        # The words travel once, in content[0]: the JSON after it does not repeat them.
+        text = fields.pop("text", None)
+        body["data"] = fields
     else:
         body["error"] = {"code": error.code, "message": error.detail}
+        text = f"engram: {error.detail}"
     body["diagnostics"] = diagnostics or []
-    text = body.get("data", {}).get("text") if error is None else f"engram: {error.detail}"
     # A host shows content[0] to a person: nothing in it drives their terminal.
     human = None if text is None else shown(text)
-    return ToolResult(body, is_error=error is not None, text=text, human=human)
+    return ToolResult(
+        body, is_error=error is not None, text=text, human=human, in_content_only=True
+    )
 
 
 class ProjectTools:
@@ -97,7 +106,11 @@ class ProjectTools:
             # Every answer reports invalid memory files, whatever the tool.
             structured = {**result.structured, "diagnostics": problems}
             return ToolResult(
-                structured, is_error=result.is_error, text=result.text, human=result.human
+                structured,
+                is_error=result.is_error,
+                text=result.text,
+                human=result.human,
+                in_content_only=result.in_content_only,
             )
 
         return handle
@@ -302,7 +315,7 @@ def project_tools(project: ProjectTools, options: ServerOptions) -> Iterator[Too
             title=title,
             description=description,
             input_schema=INPUT[name],
-            output_schema=ENVELOPE_OUTPUT,
+            output_schema=None,  # answered in content only: see the module docstring
             handler=project.run(name, handler),
             read_only=read_only,
             destructive=None if read_only or name == "engram_note" else False,

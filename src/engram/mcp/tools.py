@@ -85,12 +85,18 @@ class ToolResult:
     ``content[0].text``, and the JSON copy after it; the governed tools answer with the
     JSON copy alone. ``text`` is the plain-text answer to a bare legacy call (method =
     tool name); it defaults to the JSON copy.
+
+    ``in_content_only`` (the project tools) leaves ``structuredContent`` out: hosts that
+    find it give their model that block alone (Claude Code, Codex), so a human text
+    beside it would never be read, and both blocks would carry every word twice
+    (docs/protocol.md, "Tools": how each block is read).
     """
 
     structured: Mapping[str, Any]
     is_error: bool = False
     text: str | None = None
     human: str | None = None
+    in_content_only: bool = False
 
     def plain_text(self) -> str:
         """The plain-text rendering of this result."""
@@ -104,6 +110,8 @@ class ToolResult:
         content = [{"type": "text", "text": copy}]
         if self.human is not None:
             content.insert(0, {"type": "text", "text": self.human})
+        if self.in_content_only:
+            return {"content": content, "isError": self.is_error}
         # isError is written out on success too: the memory contract says it equals !ok.
         return {
             "content": content,
@@ -123,7 +131,8 @@ class Tool:
     title: str
     description: str
     input_schema: Mapping[str, Any]
-    output_schema: Mapping[str, Any]
+    #: ``None``: the tool answers in ``content`` only (no ``structuredContent``).
+    output_schema: Mapping[str, Any] | None
     handler: Handler
     read_only: bool = False
     destructive: bool | None = None
@@ -149,9 +158,12 @@ class Tool:
             "title": self.title,
             "description": self.description,
             "inputSchema": dict(self.input_schema),
-            "outputSchema": dict(self.output_schema),
             "annotations": annotations,
         }
+        if self.output_schema is not None:
+            # A schema promises structuredContent (tools: "Servers MUST provide structured
+            # results that conform to this schema").
+            description["outputSchema"] = dict(self.output_schema)
         if self.meta:
             description["_meta"] = dict(self.meta)
         return description

@@ -3,14 +3,16 @@
 The first call fingerprints every file (mtime, size); a changed fingerprint means
 the file is read, hashed and parsed again. With a change source (inotify in a
 long-running server) later calls look only at what changed; without one every call
-compares fingerprints. A file that cannot be parsed is recorded with its reason and
-reported; it never stops the others from loading.
+compares fingerprints. A file that cannot be read (a broken link, no permission, not
+a regular file) or parsed is recorded with its reason and reported, never skipped in
+silence; it never stops the others from loading.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +30,29 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
 
 
 _EXPECTED = {folder: memory_type for memory_type, folder in FOLDERS.items()}
+
+
+def _look(path: Path) -> tuple[os.stat_result | None, str | None]:
+    """A memory file's status, or why it cannot be read (neither: it is gone)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None, "a link to a file that does not exist" if os.path.lexists(path) else None
+    except OSError as error:
+        return None, error.strerror or type(error).__name__
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read
+        return None, "not a regular file"
+    return info, None
+
+
+def _contents(path: Path) -> tuple[bytes | None, str | None]:
+    """A memory file's bytes, or why they cannot be read (neither: it is gone)."""
+    try:
+        return path.read_bytes(), None
+    except FileNotFoundError:
+        return None, None  # removed since it was looked at
+    except OSError as error:
+        return None, error.strerror or type(error).__name__
 
 
 class Catalog:
@@ -99,7 +124,7 @@ class Catalog:
                 continue
             relative = layout.relative(path)
             parsed = self._read(path, relative, known.get(relative), trust_fingerprint=False)
-            if parsed is None and not path.exists():
+            if parsed is None and not os.path.lexists(path):
                 removed.append(relative)
             elif parsed is not None:
                 changed.append(parsed)
@@ -141,7 +166,8 @@ class Catalog:
             for folder in layout.memory_folders()
             if folder.is_dir()
             for entry in _entries(folder)
-            if entry.name.endswith(".md") and entry.is_file()
+            # Not only regular files: a broken link is a memory file that cannot be read.
+            if entry.name.endswith(".md") and not entry.is_dir()
         ]
         seen, changed = set(), []
         for done, (layout, path) in enumerate(files):
@@ -163,14 +189,15 @@ class Catalog:
         A scan trusts (mtime, size); a path the change source reported is hashed,
         since two writes within one timestamp tick can keep both the same.
         """
-        try:
-            info = path.stat()
-            fingerprint = (info.st_mtime_ns, info.st_size)
-            if trust_fingerprint and known and (known.mtime_ns, known.size) == fingerprint:
-                return None
-            data = path.read_bytes()
-        except OSError:
+        info, problem = _look(path)
+        if info is None:
+            return None if problem is None else self._unreadable(relative, known, problem)
+        fingerprint = (info.st_mtime_ns, info.st_size)
+        if trust_fingerprint and known and (known.mtime_ns, known.size) == fingerprint:
             return None
+        data, problem = _contents(path)
+        if data is None:
+            return None if problem is None else self._unreadable(relative, known, problem)
         digest = hashlib.sha256(data).hexdigest()
         if known is not None and known.sha256 == digest and not trust_fingerprint:
             return None
@@ -178,6 +205,16 @@ class Catalog:
         return FileState(
             relative, info.st_mtime_ns, info.st_size, digest, memory.id if memory else None, problem
         ), memory
+
+    @staticmethod
+    def _unreadable(
+        relative: str, known: FileState | None, reason: str
+    ) -> tuple[FileState, Memory | None] | None:
+        """A file that cannot be read: recorded once with why (an empty digest)."""
+        problem = f"cannot be read ({reason})"
+        if known is not None and not known.sha256 and known.problem == problem:
+            return None
+        return FileState(relative, 0, 0, "", None, problem), None
 
     def _parse(self, path: Path, data: bytes) -> tuple[Memory | None, str | None]:
         expected = _EXPECTED.get(path.parent.name)

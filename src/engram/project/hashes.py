@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -98,7 +99,8 @@ def digest_text(text: str) -> str:
 
 
 def verify_hashes(layout: Layout) -> list[dict[str, str]]:
-    """Per file: ``ok``, ``missing hash``, ``hash mismatch`` or ``missing file``."""
+    """Per file: ``ok``, ``missing hash``, ``hash mismatch``, ``missing file`` or
+    ``unreadable`` (a broken link, no permission, not a regular file)."""
     hashes = read_hashes(layout)
     report = []
     on_disk = set()
@@ -106,10 +108,12 @@ def verify_hashes(layout: Layout) -> list[dict[str, str]]:
         for path in sorted(layout.folder(folder).glob("*.md")):
             relative = path.relative_to(layout.base).as_posix()
             on_disk.add(relative)
-            actual = hashlib.sha256(path.read_bytes()).hexdigest()
+            actual = _digest_of(path)
             expected = hashes.get(relative)
             status = (
-                "missing hash"
+                "unreadable"
+                if actual is None
+                else "missing hash"
                 if expected is None
                 else "ok"
                 if expected == actual
@@ -119,3 +123,14 @@ def verify_hashes(layout: Layout) -> list[dict[str, str]]:
     for relative in sorted(set(hashes) - on_disk):
         report.append({"path": relative, "status": "missing file"})
     return sorted(report, key=lambda entry: entry["path"])
+
+
+def _digest_of(path: Path) -> str | None:
+    """The file's SHA-256, or ``None`` when it cannot be read (never opening a FIFO,
+    which would block)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None

@@ -14,6 +14,7 @@ __all__ = [
     "data_of",
     "elicit_meta",
     "envelope",
+    "human_text",
     "legacy_init",
     "tool_request",
     "value",
@@ -41,34 +42,50 @@ def call(client: LineClient, name: str, arguments: dict[str, Any], **extra: Any)
 
 
 def envelope(reply: dict[str, Any]) -> dict[str, Any]:
-    """The structured envelope of a tool result, after checking its ``content``: a project
-    tool's human text (``data.text``, or the error's ``engram: <detail>``) and then the
-    same JSON; a governed tool's JSON alone. And that ``isError`` says what ``ok`` says."""
+    """The envelope of a tool result, after checking its ``content``. A project tool
+    answers in ``content`` only: its human text (or the error's ``engram: <detail>``)
+    and then the envelope as JSON, whose ``data`` does not repeat that text; a governed
+    tool answers ``structuredContent`` and its identical JSON copy alone. And that
+    ``isError`` says what ``ok`` says."""
     result = reply["result"]
-    structured: dict[str, Any] = result["structuredContent"]
     *human, copy = result["content"]
     assert all(part["type"] == "text" for part in result["content"])
-    assert json.loads(copy["text"]) == structured
+    structured: dict[str, Any] = json.loads(copy["text"])
     project = "diagnostics" in structured  # governed envelopes carry auditId instead
-    expected = None
     if project:
-        ok = structured["ok"]
-        expected = (
-            structured["data"].get("text") if ok else f"engram: {structured['error']['message']}"
-        )
-    from engram.safety.display import shown
+        assert "structuredContent" not in result
+        assert "text" not in structured.get("data", {})
+        assert len(human) <= 1
+        if not structured["ok"]:
+            from engram.safety.display import shown
 
-    assert [part["text"] for part in human] == ([] if expected is None else [shown(expected)])
+            assert [part["text"] for part in human] == [
+                shown(f"engram: {structured['error']['message']}")
+            ]
+    else:
+        assert result["structuredContent"] == structured
+        assert human == []
     assert result.get("isError", False) is (not structured["ok"])
     return structured
 
 
+def human_text(reply: dict[str, Any]) -> str | None:
+    """``content[0].text`` of a project tool result: its words, for the model and the
+    person (``None`` when the result has none)."""
+    *human, _copy = reply["result"]["content"]
+    return str(human[0]["text"]) if human else None
+
+
 def data_of(reply: dict[str, Any]) -> dict[str, Any]:
-    """The ``data`` of a successful project tool result."""
+    """The ``data`` of a successful project tool result, with its human text
+    (``content[0].text``) as ``text`` where it has one."""
     assert "result" in reply, reply
     structured = envelope(reply)
     assert structured["ok"] is True, structured
-    data: dict[str, Any] = structured["data"]
+    data: dict[str, Any] = dict(structured["data"])
+    text = human_text(reply)
+    if text is not None:
+        data["text"] = text
     return data
 
 
