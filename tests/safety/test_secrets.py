@@ -280,6 +280,7 @@ NOT_SECRETS: list[str] = [
     "HEX_DIGITS = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'A', 'B', 'C', 'D', 'E', 'F']",
     "dop_v1_" + "0" * 64 + " and shpat_" + "a" * 32 + " are placeholders",
     "credentials = get_credentials()\ncredential: default\ncredentials_file = ~/.aws/credentials",
+    "Authorization: AWS4-HMAC-SHA256 Credential=mock_access_key/20220524/us-east-1/s3/aws4_request",
     # References and templates, whatever sign opens them (issue 26).
     "DB_PASSWORD=$DB_PASSWORD\nAPI_TOKEN=$(vault read -field=token kv/ci)",
     "password: %(db_password)s and PASSWORD=%DB_PASSWORD%",

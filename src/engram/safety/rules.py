@@ -191,11 +191,17 @@ def _assignment(min_length: int, token: bool) -> Locate:
             return None  # ``https://x-token:…@host`` is the connection_string rule's
         if name == "uv" and _unquoted_code(match, value, token):
             return None
-        if token and not token_like(value):
+        if token and not _generated(value):
             return None
         return match.span(name)
 
     return locate
+
+
+def _generated(value: str) -> bool:
+    """Generated material, not a path or a scope whose segments read as names
+    (``Credential=mock_access_key/20220524/us-east-1/…``)."""
+    return token_like(value) and not ("/" in value and _named_segments(value))
 
 
 _BARE_WORD = re.compile(r"[A-Za-z]++")
@@ -257,6 +263,14 @@ _PUBLIC_BLOCK_REACH = 8192  # how far back a candidate looks for the start of it
 _ANALYSED = 4096  # characters of a run the entropy guard looks at
 
 
+def _named_segments(value: str) -> bool:
+    """Whether ``value`` reads as a path: two segments or more between slashes that read
+    as names (do not look random), and one at most that does not."""
+    segments = [segment for segment in value.rstrip("=").split("/") if segment]
+    names = sum(1 for segment in segments if not looks_random(segment))
+    return names >= 2 and len(segments) - names <= 1
+
+
 def _is_path(match: re.Match[str]) -> bool:
     """A run with slashes that is an absolute path, a relative one (``./…``), a host's
     path or a URL's path. Opening with ``/`` (or after ``.``) is not enough: a path has
@@ -267,11 +281,8 @@ def _is_path(match: re.Match[str]) -> bool:
     run = match.group()
     if run.startswith("//") and start > 0 and text[start - 1] == ":":
         return True  # ``s3://bucket/key``: the run starts with the URL's authority
-    if run.startswith("/") or (start > 0 and text[start - 1] == "."):
-        segments = [segment for segment in run.rstrip("=").split("/") if segment]
-        names = sum(1 for segment in segments if not looks_random(segment))
-        if names >= 2 and len(segments) - names <= 1:
-            return True
+    if (run.startswith("/") or (start > 0 and text[start - 1] == ".")) and _named_segments(run):
+        return True
     return _URL_PATH_BEFORE.search(text, max(0, start - 2048), start) is not None
 
 
