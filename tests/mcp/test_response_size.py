@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from engram.mcp.project_schemas import ENVELOPE_OUTPUT
 from engram.testing import Project, StartServer, call, data_of, new_project
 
 TOPICS = [
@@ -75,6 +77,7 @@ def test_a_project_tool_response_is_at_most_one_and_a_half_times_its_text_plus_4
 ) -> None:
     reply = call(project.start(), name, arguments)
     data_of(reply)  # a success, in the shape envelope() checks
+    jsonschema.validate(json.loads(reply["result"]["content"][1]["text"]), ENVELOPE_OUTPUT)
     text = _words(reply).encode("utf-8")
     assert _size(reply) <= 1.5 * len(text) + 4096, (name, _size(reply), len(text))
 

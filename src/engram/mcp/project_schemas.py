@@ -1,7 +1,11 @@
-"""The closed input schemas of the project tools (``engram_*``), and their output schema.
+"""The closed input schemas of the project tools (``engram_*``), and the schema of
+their envelope.
 
-Published in ``tools/list`` and enforced with the same ``jsonschema`` validator as
-the governed tools. Kept as plain data so that listing tools imports nothing heavy.
+The input schemas are published in ``tools/list`` and enforced with the same
+``jsonschema`` validator as the governed tools. ``ENVELOPE_OUTPUT`` describes the JSON of
+``content[1]``; it is not published as an ``outputSchema``, since a project tool answers
+without ``structuredContent`` (docs/protocol.md, "How each block of a tool result is
+read"). Kept as plain data so that listing tools imports nothing heavy.
 
 No schema has a combinator at its top level (``anyOf``, ``oneOf``, ``allOf``, ``not``,
 ``if``): Claude Code drops such a tool (the Anthropic API refuses it). "One of these
