@@ -275,7 +275,7 @@ def _is_path(match: re.Match[str]) -> bool:
     """A run with slashes that is an absolute path, a relative one (``./…``), a host's
     path or a URL's path. Opening with ``/`` (or after ``.``) is not enough: a path has
     two segments or more that read as names, and at most one that does not
-    (``/DKc8pHFb8mbtfzPg3RD5dmJy+6WKhKm9Oz7u/TE`` is a base64 secret); a name is a
+    (one random run after a slash is a base64 secret that opens with one); a name is a
     segment that does not look random (``Developer``, ``SDKs``, ``Z3P5QSUBK4POTI``)."""
     start, text = match.start(), match.string
     run = match.group()
