@@ -304,7 +304,33 @@ NOT_SECRETS: list[str] = [
     'C:\\Users\\ada\\x64\\bin\\app.exe and printf("\\x1b[31merror\\x1b[0m")',
     "jwt.io's example token: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkw"
     "IiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    # Base64 of ordinary text (fixtures, a CSV, markup): a random key decodes to bytes.
+    'FIXTURE = "' + base64.b64encode(b"The quick brown fox jumps over the lazy dog").decode() + '"',
+    "csv = " + base64.b64encode(b"name,email\nbob,bob@example.com\n").decode(),
+    "body: " + base64.urlsafe_b64encode(b"<xml><item>1</item><item>2</item></xml>").decode(),
+    # The ids of a request or a trace, named as such in a log line.
+    "X-Amz-Cf-Id: " + fake(BASE64, 54, 3) + "==",
+    "GET /orders 200 request_id=" + fake(BASE64, 32, 4) + " 12ms",
+    "traceparent: " + fake(BASE64, 40, 5),
 ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Base64 of bytes, not of text: the entropy fallback still sees it.
+        "blob " + base64.b64encode(bytes(range(7, 40))).decode(),
+        # Base64 of text that holds a credential.
+        "blob " + base64.b64encode(("the key " + fake(BASE64, 32, 6) + " ok").encode()).decode(),
+        # A vendor token is one whatever a log line calls it.
+        "request_id=ghp_" + fake(ALNUM, 36, 7),
+    ],
+    ids=["bytes", "text holding a key", "vendor token as a request id"],
+)
+def test_what_the_public_run_exemptions_do_not_cover_is_still_found(text: str) -> None:
+    from engram.safety.disguise import contains_disguised_secret
+
+    assert contains_disguised_secret([text])
 
 
 @pytest.mark.parametrize("text", NOT_SECRETS)

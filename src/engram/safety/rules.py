@@ -316,16 +316,63 @@ _ADDRESS_WORDS = re.compile(
 )
 
 
+#: Headers and fields that name a run as the id of a request, a trace or a span, which
+#: servers print in every log line (CloudFront's ``X-Amz-Cf-Id``, W3C ``traceparent``…).
+_REQUEST_ID_BEFORE = re.compile(
+    r"(?i:x-amz-cf-id|x-amz-request-id|x-amz-id-2|x-amzn-requestid|x-amzn-trace-id"
+    r"|x-request-id|x-correlation-id|x-trace-id|x-cloud-trace-context|traceparent"
+    r"|request[_-]?id|trace[_-]?id|span[_-]?id|correlation[_-]?id)"
+    r"[\"']?[ \t]{0,4}+[:=][ \t]{0,4}+[\"']?\Z"
+)
+
+
+def _named_request_id(before: str) -> bool:
+    # The separator is among the last few characters, or no label names the run: a
+    # cheap test first, as the label's search tries every position of ``before``.
+    tail = before[-6:]
+    return (":" in tail or "=" in tail) and _REQUEST_ID_BEFORE.search(before) is not None
+
+
+_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/]++={0,2}|[A-Za-z0-9_-]++={0,2}")
+
+
+def _encodes_text(core: str, run: str) -> bool:
+    """Whether a base64 run is the encoding of ordinary text (a test fixture, a CSV, a
+    request line): it decodes to UTF-8 that is printable, holds a blank or markup, and
+    holds no credential itself. A random key decodes to bytes, never to such text; a
+    secret encoded as text is still found in what it decodes to."""
+    import base64
+    import binascii
+
+    if len(run) % 4 or _BASE64_TEXT.fullmatch(run) is None:
+        return False
+    try:
+        decoded = base64.b64decode(run, altchars=b"-_" if "-" in run or "_" in run else None)
+        text = decoded.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    if not text or not all(char.isprintable() or char in "\n\t\r" for char in text):
+        return False
+    if not any(char in " \n\t<>{}," for char in text):
+        return False
+    from engram.safety.secrets import contains_secret  # here: secrets imports this module
+
+    return not contains_secret(text)
+
+
 def _is_public_identifier(match: re.Match[str], core: str) -> bool:
     """A run that is public by its shape or label: a publishable key, a Bitcoin address
     or extended public key (checksum verified), an IPFS CIDv0, a labelled base64 digest,
-    an image in a data URI, a Mapbox public token, a base58 address named as one."""
+    an image in a data URI, a Mapbox public token, a base58 address named as one, the id
+    of a request or a trace named as one, base64 of ordinary text."""
     start, text = match.start(), match.string
     if core.startswith(_PUBLISHABLE) or (
         core.startswith("eyJ") and text[start - 3 : start] == "pk."
     ):
         return True
     before = text[max(0, start - 96) : start]
+    if _named_request_id(before) or _encodes_text(core, match.group()):
+        return True
     if any(before.endswith(label) and len(core) == size for label, size in _DIGEST_LABELS.items()):
         return True
     if _DATA_URI_BEFORE.search(before):
