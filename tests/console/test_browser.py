@@ -21,6 +21,7 @@ from engram.testing import (
     call,
     current_capture_args,
     data_of,
+    envelope,
     host_profile,
     now_ms,
     value,
@@ -152,7 +153,7 @@ def _propose(agent: LineClient) -> str:
 
 def _commit_error(agent: LineClient, token: str) -> dict[str, Any]:
     reply = call(agent, "engram_commit", {"approval_token": token, "approve": "all"})
-    error: dict[str, Any] = reply["result"]["structuredContent"]["error"]
+    error: dict[str, Any] = envelope(reply)["error"]
     return error
 
 
@@ -297,8 +298,8 @@ def _forget(agent: LineClient, record_id: str) -> dict[str, Any]:
             "reason_ref": "reason:<img src=x>obsolete",
         },
     )
-    envelope: dict[str, Any] = reply["result"]["structuredContent"]
-    return envelope
+    governed: dict[str, Any] = reply["result"]["structuredContent"]
+    return governed
 
 
 def test_confirming_a_forget_in_the_page_lets_the_agents_retry_run(
