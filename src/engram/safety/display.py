@@ -21,7 +21,6 @@ starts with the caller's frame and none is wider than the caller chose.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from engram.safety.invisible import INVISIBLE_RANGES
 
@@ -133,6 +132,8 @@ def _extends(character: str, pieces: list[str]) -> bool:
     one of combining class 0, such as the Thai vowel and tone marks, U+0489 or the
     enclosing circle U+20DD), a skin-tone modifier, or a conjoining Hangul jamo after
     Hangul (a run of leading jamo is one character to a browser, however long)."""
+    import unicodedata  # here: engram-mcp imports this module on its start-up path
+
     if unicodedata.combining(character) or unicodedata.category(character).startswith("M"):
         return True
     if ord(character) in _MODIFIERS:
