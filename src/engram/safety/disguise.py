@@ -37,7 +37,7 @@ import base64
 import binascii
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
 
 from engram.safety.guards import is_placeholder, looks_random, percent_decoded
@@ -266,26 +266,12 @@ def _unescaped(folded: str) -> Iterator[str]:
     """The variants of ``folded`` where every rule counts, each when it changes something:
     percent-encoding decoded, HTML character references and backslash escapes decoded
     (``&#103;``, ``\\x67``, ``\\u0067``), string literals joined by an operator
-    (``"ghp_Vq" + "HpTZ…"``)."""
-    if _PERCENT_ENCODED.search(folded):
-        yield percent_decoded(folded)
-    if "&" in folded and ";" in folded:
-        import html  # only for text that may hold a character reference
-
-        unescaped = html.unescape(folded)
-        if unescaped != folded:
-            yield unescaped
-    if "\\" in folded:
-        unescaped = _ESCAPE.sub(_escaped, folded)
-        if unescaped != folded:
-            yield unescaped
-    joined = _CONCATENATION.sub("", folded)
-    if joined != folded:
-        yield joined
-    if "," in folded:
-        listed = _CHARACTER_LIST.sub(_characters, folded)
-        if listed != folded:
-            yield listed
+    (``"ghp_Vq" + "HpTZ…"``), lists of one-character literals read as a string."""
+    for may_hold, undo in _UNDONE:
+        if may_hold(folded):
+            undone = undo(folded)
+            if undone != folded:
+                yield undone
 
 
 def _characters(match: re.Match[str]) -> str:
@@ -300,6 +286,23 @@ def _characters(match: re.Match[str]) -> str:
 def _escaped(match: re.Match[str]) -> str:
     code = int(next(group for group in match.groups() if group), 16)
     return chr(code) if code <= 0x10FFFF else match.group()
+
+
+def _html_unescaped(text: str) -> str:
+    import html  # only for text that may hold a character reference
+
+    return html.unescape(text)
+
+
+#: What :func:`_unescaped` undoes: for each way of writing a character, a cheap test that
+#: a text may hold it, and the decoder.
+_UNDONE: Final[tuple[tuple[Callable[[str], object], Callable[[str], str]], ...]] = (
+    (_PERCENT_ENCODED.search, percent_decoded),
+    (lambda text: "&" in text and ";" in text, _html_unescaped),
+    (lambda text: "\\" in text, lambda text: _ESCAPE.sub(_escaped, text)),
+    (lambda text: True, lambda text: _CONCATENATION.sub("", text)),
+    (lambda text: "," in text, lambda text: _CHARACTER_LIST.sub(_characters, text)),
+)
 
 
 def _rebuilt(folded: str) -> Iterator[str]:
