@@ -72,6 +72,7 @@ def _approve_in_claude_and_gemini(home: Path, workspace: Path) -> None:
     """What the person does in Claude Code (approve the project's server) and in Gemini
     CLI (trust the folder)."""
     local = workspace / ".claude" / "settings.local.json"
+    local.parent.mkdir(exist_ok=True)
     local.write_text(json.dumps({"enabledMcpjsonServers": ["engram"]}))
     trusted = {"projects": {str(workspace): {"hasTrustDialogAccepted": True}}}
     (home / ".claude.json").write_text(json.dumps(trusted))
@@ -109,20 +110,43 @@ def test_every_written_registration_starts_a_working_server(
     assert json.loads(result.output)["ok"] is True
 
 
-def test_the_unpinned_path_form_also_starts_a_working_server(
-    run: Run, monkeypatch: pytest.MonkeyPatch
+def test_the_portable_form_passes_only_where_a_new_shell_finds_it(
+    run: Run, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """`engram-mcp` by name runs from the PATH of the host's shell: found on this
+    shell's PATH alone (an `export PATH=…` of the Quick start), a new shell or a
+    desktop host does not find it, and doctor says so; once the login profile puts it
+    on PATH, it passes (a real login shell is asked)."""
     monkeypatch.setenv("PATH", f"{SCRIPTS}:/usr/bin:/bin")
-    run("link", "cursor")
-    checks = _checks(run("doctor", "--json").output)
-    by_id = {check["id"]: check for check in checks}
+    monkeypatch.setenv("SHELL", "/bin/sh")
+    run("link", "cursor", "--portable")
+
+    result = run("doctor", "--json")
+
+    by_id = {check["id"]: check for check in _checks(result.output)}
     assert by_id["host.entry"]["message"] == "runs engram-mcp"
+    assert by_id["host.command"]["status"] == "fail"
+    assert by_id["host.command"]["message"] == (
+        "engram-mcp is found on this shell's PATH only: a new shell, and a host started"
+        " from the desktop, do not find it"
+    )
+    assert by_id["host.command"]["remediation"] == (
+        "engram upgrade (writes the absolute path), or put engram-mcp on the PATH your"
+        " shell's profile sets (pipx install engram-trust does)"
+    )
+    assert by_id["host.handshake"]["status"] == "skip"
+    assert result.exit_code == 1
+
+    (home / ".profile").write_text(f'PATH="{SCRIPTS}:$PATH"\n')
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.command"]["status"] == "pass"
     assert by_id["host.pin"]["status"] == "skip"
     assert by_id["host.handshake"]["status"] == "pass"
 
 
 def test_doctor_as_a_real_subprocess_reports_json(run: Run, home: Path, workspace: Path) -> None:
     run("link", "claude")
+    _approve_in_claude_and_gemini(home, workspace)
     run("link", "codex", "--global")
     env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
     process = subprocess.run(
@@ -151,8 +175,9 @@ def test_a_missing_command_fails_with_a_remediation(run: Run, workspace: Path) -
     assert by_id["host.handshake"]["status"] == "skip"
 
 
-def test_gemini_trust_true_warns_and_strict_fails(run: Run, workspace: Path) -> None:
+def test_gemini_trust_true_warns_and_strict_fails(run: Run, home: Path, workspace: Path) -> None:
     run("link", "gemini")
+    _approve_in_claude_and_gemini(home, workspace)
     settings = workspace / ".gemini" / "settings.json"
     data = json.loads(settings.read_text())
     data["mcpServers"]["engram"]["trust"] = True
@@ -400,7 +425,7 @@ def test_no_doctor_output_shows_a_secret_from_a_host_entry(
     codex.write_text(
         "[mcp_servers.engram]\n"
         'command = "env"\n'
-        f'args = ["API_TOKEN={SECRET}", "/nowhere/engram-mcp", "--root", "/data"]\n'
+        f'args = ["API_TOKEN={SECRET}", "/nowhere/engram-mcp", "--root", "."]\n'
         "[mcp_servers.engram.tools.engram_commit]\n"
         'approval_mode = "approve"\n'
     )
@@ -437,11 +462,11 @@ def test_no_doctor_output_shows_a_secret_from_a_host_entry(
     )
     subject = f"codex (global: {codex})"
     assert shown["host.entry", subject] == (
-        "runs env API_TOKEN=… /nowhere/engram-mcp --root /data",
+        "runs env API_TOKEN=… /nowhere/engram-mcp --root .",
         None,
     )
     assert shown["host.handshake", subject][1] == (
-        "run `env API_TOKEN=… /nowhere/engram-mcp --root /data` (… stands for your values) "
+        "run `env API_TOKEN=… /nowhere/engram-mcp --root .` (… stands for your values) "
         "by hand to see why; "
         "then engram upgrade (or engram link codex --global --force)"
     )
@@ -450,7 +475,7 @@ def test_no_doctor_output_shows_a_secret_from_a_host_entry(
         None,
     )
     assert "PASS  host.entry [codex" in text.output
-    assert "runs env API_TOKEN=… /nowhere/engram-mcp --root /data" in text.output
+    assert "runs env API_TOKEN=… /nowhere/engram-mcp --root ." in text.output
 
 
 def test_the_real_command_exits_1_on_a_failure_and_with_strict_on_a_warning(
@@ -480,28 +505,62 @@ def test_the_real_command_exits_1_on_a_failure_and_with_strict_on_a_warning(
     assert doctor() == 1
 
 
-def test_a_registration_the_host_will_not_start_is_a_warning_with_its_exact_fix(
+def test_a_registration_the_host_will_not_start_fails_with_its_exact_fix(
     run: Run, home: Path, workspace: Path
 ) -> None:
     """Claude Code waits for the person's approval of a project's server; Gemini CLI
-    disables the servers of a folder nobody trusted. Doctor says so, and --strict fails."""
+    disables the servers of a folder nobody trusted. Doctor fails each with the step
+    that makes the host start engram, and passes once it is taken."""
     assert run("link", "claude").exit_code == 0
     assert run("link", "gemini").exit_code == 0
 
-    result = run("doctor", "--json", "--strict")
+    result = run("doctor", "--json")
 
-    warned = {c["id"]: c for c in _checks(result.output) if c["status"] == "warn"}
-    assert warned["host.claude_approval"]["remediation"] == (
+    failed = {c["id"]: c for c in _checks(result.output) if c["status"] == "fail"}
+    assert failed["host.claude_approval"]["message"] == (
+        "Claude Code has not been told to start the project's engram server yet"
+        " (`claude mcp list` shows it as pending approval): Claude Code will not start"
+        " engram here"
+    )
+    assert failed["host.claude_approval"]["remediation"] == (
         'run `claude` here, trust the folder and approve engram (or add "engram" to'
         f" enabledMcpjsonServers in {workspace / '.claude' / 'settings.local.json'})"
     )
-    assert warned["host.gemini_folder_trust"]["remediation"] == (
+    assert failed["host.gemini_folder_trust"]["remediation"] == (
         f'run `gemini` here and trust the folder, or add "{workspace}": "TRUST_FOLDER" to'
         f" {home / '.gemini' / 'trustedFolders.json'}"
     )
+    assert set(failed) == {"host.claude_approval", "host.gemini_folder_trust"}
     assert result.exit_code == 1
+    assert json.loads(result.output)["ok"] is False
 
     _approve_in_claude_and_gemini(home, workspace)
-    checks = _checks(run("doctor", "--json").output)
+    result = run("doctor", "--json")
+    checks = _checks(result.output)
     assert [c["status"] for c in checks if c["id"] == "host.claude_approval"] == ["pass"]
     assert not [c for c in checks if c["id"] == "host.gemini_folder_trust"]
+    assert result.exit_code == 0
+
+
+def test_a_registration_blocked_while_another_of_its_host_serves_only_warns(
+    run: Run, home: Path, workspace: Path
+) -> None:
+    """Gemini's folder trust stops its user registration too; Claude Code's pending
+    project server is not the only way it starts engram when the user registration
+    (`claude mcp add --scope user`) is there."""
+    assert run("link", "claude").exit_code == 0
+    assert run("link", "gemini", "--global").exit_code == 0
+    user = {"command": str(SCRIPTS / "engram-mcp"), "args": [], "env": {}}
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"engram": user}}))
+
+    checks = _checks(run("doctor", "--json").output)
+
+    found = {c["id"]: c for c in checks if c["id"].startswith(("host.gemini", "host.claude"))}
+    assert found["host.gemini_folder_trust"]["status"] == "fail"
+    assert found["host.gemini_folder_trust"]["subject"] == (
+        f"gemini (global: {home / '.gemini' / 'settings.json'})"
+    )
+    assert found["host.claude_approval"]["status"] == "warn"
+    assert found["host.claude_approval"]["message"].endswith(
+        f"; Claude Code starts engram from claude (global: {home / '.claude.json'}) instead"
+    )

@@ -52,10 +52,13 @@ def test_unlink_takes_back_exactly_what_link_wrote(run: Run, workspace: Path) ->
 def test_claude_global_prints_the_command_to_run(
     run: Run, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With engram-mcp on this shell's PATH too, the user registration names its
+    absolute path: a claude started from a new shell (or an IDE) has another PATH."""
     monkeypatch.setenv("PATH", f"{SCRIPTS}:/usr/bin:/bin")
     result = run("link", "claude", "--global")
     assert result.output == (
-        "note: run: claude mcp add --scope user engram -- engram-mcp --always-load\n"
+        "note: run: claude mcp add --scope user engram "
+        f"--env={PIN_VARIABLE}={__version__} -- {SCRIPTS / 'engram-mcp'} --always-load\n"
     )
     # Nothing registered in ~/.claude.json: no command to run.
     assert run("unlink", "claude", "--global").output == (

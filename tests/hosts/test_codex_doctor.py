@@ -61,14 +61,15 @@ def repository(env: HostEnv) -> Path:
     return env.workspace
 
 
-def test_an_entry_codex_does_not_start_warns_with_the_fix(env: HostEnv) -> None:
+def test_an_entry_codex_does_not_start_fails_with_the_fix(env: HostEnv) -> None:
     path = _user(env, ENTRY + "enabled = false\n")
     assert _by_id(env, "host.codex_enabled") == [
         CheckResult(
             "host.codex_enabled",
-            "warn",
-            "warning",
-            "[mcp_servers.engram] sets enabled = false, so Codex does not start engram-mcp",
+            "fail",
+            "error",
+            "[mcp_servers.engram] sets enabled = false, so Codex does not start engram-mcp:"
+            " Codex will not start engram here",
             f"remove enabled = false from [mcp_servers.engram] in {path}",
             f"codex (global: {path})",
         )
@@ -79,10 +80,10 @@ def test_an_entry_codex_does_not_start_warns_with_the_fix(env: HostEnv) -> None:
 
 def test_a_user_entry_alone_needs_no_project_trust(env: HostEnv) -> None:
     _user(env, ENTRY)
-    assert [r.id for r in _codex_checks(env)] == ["host.codex_approval", "host.codex_enabled"]
+    assert [r.id for r in _codex_checks(env)] == ["host.codex_enabled", "host.codex_approval"]
 
 
-def test_a_workspace_entry_warns_until_codex_trusts_the_project(
+def test_a_workspace_entry_fails_until_codex_trusts_the_project(
     env: HostEnv, repository: Path
 ) -> None:
     config = _write(repository / ".codex" / "config.toml", ENTRY)
@@ -91,21 +92,32 @@ def test_a_workspace_entry_warns_until_codex_trusts_the_project(
     assert _by_id(env, "host.codex_trust") == [
         CheckResult(
             "host.codex_trust",
-            "warn",
-            "warning",
-            f"Codex ignores {config}: {repository} is not a trusted project (no {table} in {user})",
+            "fail",
+            "error",
+            f"Codex ignores {config}: {repository} is not a trusted project (no {table} in "
+            f"{user}): Codex will not start engram here",
             f'start codex in {repository} and answer "Trust this folder?" with yes '
             f'(or add {table} trust_level = "trusted" to {user})',
-            f"codex (project: {repository})",
+            f"codex (workspace: {config})",
         )
     ]
 
     _user(env, f'{table}\ntrust_level = "untrusted"\n')
     [untrusted] = _by_id(env, "host.codex_trust")
     assert (untrusted.status, untrusted.message, untrusted.remediation) == (
-        "warn",
-        f'Codex ignores {config}: {table} has trust_level = "untrusted" in {user}',
+        "fail",
+        f'Codex ignores {config}: {table} has trust_level = "untrusted" in {user}: Codex will'
+        " not start engram here",
         f'set trust_level = "trusted" under {table} in {user}',
+    )
+
+    # With the user's own entry, Codex starts that one: the project's is ignored only.
+    _user(env, f'{table}\ntrust_level = "untrusted"\n\n{ENTRY}')
+    [ignored] = _by_id(env, "host.codex_trust")
+    assert (ignored.status, ignored.message) == (
+        "warn",
+        f'Codex ignores {config}: {table} has trust_level = "untrusted" in {user}; Codex starts'
+        f" engram from codex (global: {user}) instead",
     )
 
     _user(env, f'{table}\ntrust_level = "trusted"\n')
@@ -124,7 +136,7 @@ def test_trust_is_looked_up_at_the_git_root_above_the_workspace(home: Path, tmp_
     env = HostEnv.from_environ(workspace, {"HOME": str(home), "PATH": "/nonexistent"})
     _write(workspace / ".codex" / "config.toml", ENTRY)
     _user(env, f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
-    assert [r.status for r in _by_id(env, "host.codex_trust")] == ["warn"]
+    assert [r.status for r in _by_id(env, "host.codex_trust")] == ["fail"]
     _user(env, f'[projects."{root}"]\ntrust_level = "trusted"\n')
     assert [r.subject for r in _by_id(env, "host.codex_trust")] == [f"codex (project: {root})"]
     assert [r.status for r in _by_id(env, "host.codex_trust")] == ["pass"]

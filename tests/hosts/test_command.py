@@ -145,8 +145,10 @@ def test_the_options_table_is_the_servers_own() -> None:
     assert parse_options(["--http", "x"], {}).ignored == ("--http x",)  # not HOST:PORT
 
 
-def _env(tmp_path: Path, on_path: set[str], from_index: bool) -> HostEnv:
-    venv = tmp_path / "venv" / "bin"
+def _env(
+    tmp_path: Path, on_path: set[str], from_index: bool, folder: str = "venv/bin"
+) -> HostEnv:
+    venv = tmp_path / folder
     venv.mkdir(parents=True)
     (venv / "engram-mcp").write_text("#!/bin/sh\n")
     return HostEnv(
@@ -160,27 +162,44 @@ def _env(tmp_path: Path, on_path: set[str], from_index: bool) -> HostEnv:
     )
 
 
+UVX = ["/usr/bin/uvx", "--from", "engram-trust==1.2.3", "engram-mcp"]
+PIPX = ["/usr/bin/pipx", "run", "--spec", "engram-trust==1.2.3", "engram-mcp"]
+
+
 @pytest.mark.parametrize(
-    ("on_path", "from_index", "argv"),
+    ("on_path", "from_index", "folder", "portable", "argv"),
     [
-        # engram-mcp on PATH wins, however engram was installed.
-        ({"engram-mcp", "uvx"}, True, ["engram-mcp"]),
-        # Installed from an index: the runner pinned to this exact version.
-        ({"uvx", "pipx"}, True, ["uvx", "--from", "engram-trust==1.2.3", "engram-mcp"]),
-        ({"pipx"}, True, ["pipx", "run", "--spec", "engram-trust==1.2.3", "engram-mcp"]),
-        # From a checkout, or no runner: the absolute path is the fallback.
-        ({"uvx", "pipx"}, False, ["<venv>/engram-mcp"]),
-        (set(), True, ["<venv>/engram-mcp"]),
+        # The script beside the interpreter, by its absolute path, however engram was
+        # installed and whatever is on this shell's PATH: it starts from any shell.
+        ({"engram-mcp", "uvx"}, True, "venv/bin", False, ["<venv>/engram-mcp"]),
+        ({"uvx", "pipx"}, False, "venv/bin", False, ["<venv>/engram-mcp"]),
+        (set(), True, "venv/bin", False, ["<venv>/engram-mcp"]),
+        # A runner's temporary environment (uvx, pipx run) may go any time: the runner
+        # pinned to this exact version, by its absolute path.
+        ({"uvx", "pipx"}, True, ".cache/uv/archive-v0/x/bin", False, UVX),
+        ({"pipx"}, True, ".cache/pipx/x/bin", False, PIPX),
+        # From a checkout, no index holds this version: the path, even from a cache.
+        ({"uvx"}, False, ".cache/uv/archive-v0/x/bin", False, ["<venv>/engram-mcp"]),
+        # A workspace file the team shares: engram-mcp as found on each person's PATH,
+        # else the runner by name, else this machine's path.
+        ({"engram-mcp", "uvx"}, True, "venv/bin", True, ["engram-mcp"]),
+        ({"uvx"}, True, ".cache/uv/archive-v0/x/bin", True, ["uvx", *UVX[1:]]),
+        ({"uvx"}, False, "venv/bin", True, ["<venv>/engram-mcp"]),
     ],
 )
-def test_the_command_form_prefers_the_pinned_runner_for_an_engram_from_an_index(
-    tmp_path: Path, on_path: set[str], from_index: bool, argv: list[str]
+def test_the_command_form_runs_without_this_shells_path_unless_the_file_is_shared(
+    tmp_path: Path,
+    on_path: set[str],
+    from_index: bool,
+    folder: str,
+    portable: bool,
+    argv: list[str],
 ) -> None:
-    env = _env(tmp_path, on_path, from_index)
+    env = _env(tmp_path, on_path, from_index, folder)
 
-    command = server_command(env)
+    command = server_command(env, portable)
 
-    venv = str(tmp_path / "venv" / "bin")
+    venv = str(tmp_path / folder)
     assert [word.replace(venv, "<venv>") for word in command.argv] == argv
     assert command.pinned == (None if argv == ["engram-mcp"] else "1.2.3")
     line = read_command_line(command.argv)

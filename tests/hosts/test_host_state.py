@@ -1,5 +1,6 @@
-"""What the hosts themselves decided (Claude Code 2.1.197, Gemini CLI 0.61.0, measured):
-approval of a project's server, folder trust, servers disabled by name, local scope."""
+"""What the hosts themselves decided (Claude Code 2.1.197 and 2.1.332, Gemini CLI 0.61.0,
+measured): approval of a project's server, folder trust, servers disabled by name, local
+scope, and the host's own version where its behaviour differs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import json
 from pathlib import Path
 
 from engram.hosts.command import HostEnv
-from engram.hosts.host_state import claude_approval, claude_local_entry, gemini_findings
+from engram.hosts.host_state import (
+    CLAUDE_TRUST_SINCE,
+    claude_approval,
+    claude_local_entry,
+    gemini_findings,
+    host_version,
+)
 from engram.hosts.survey import survey
 
 
@@ -20,7 +27,7 @@ def test_a_project_server_nobody_approved_is_pending(env: HostEnv) -> None:
     finding = claude_approval(env)
 
     assert finding is not None
-    assert (finding.severity, finding.check) == ("warn", "host.claude_approval")
+    assert finding.check == "host.claude_approval"
     assert finding.fix == (
         'run `claude` here, trust the folder and approve engram (or add "engram" to'
         f" enabledMcpjsonServers in {env.workspace / '.claude' / 'settings.local.json'})"
@@ -35,6 +42,14 @@ def test_approval_is_read_where_claude_records_it(env: HostEnv) -> None:
     untrusted = claude_approval(env)
     assert untrusted is not None
     assert untrusted.fix == "run `claude` here and accept the trust dialog"
+    assert untrusted.detail == (
+        "engram is approved in the project's settings, but Claude Code (version unknown: taken"
+        " as 2.1.332 or later) starts it only once the folder is trusted (`claude mcp list`"
+        " shows it as pending approval)"
+    )
+    # Claude Code 2.1.197 started it without the folder's trust; 2.1.332 does not.
+    assert claude_approval(env, lambda: (2, 1, 197)) is None
+    assert claude_approval(env, lambda: CLAUDE_TRUST_SINCE) is not None
     _write(trust, {"projects": {str(env.workspace): {"hasTrustDialogAccepted": True}}})
     assert claude_approval(env) is None
 
@@ -60,7 +75,9 @@ def test_a_rejection_wins_over_an_approval(env: HostEnv) -> None:
     finding = claude_approval(env)
 
     assert finding is not None
-    assert finding.severity == "fail"
+    assert finding.detail == (
+        "Claude Code was told not to start the project's engram server (rejected)"
+    )
     assert "claude mcp reset-project-choices" in finding.fix
 
 
@@ -80,48 +97,66 @@ def test_claude_local_scope_is_seen_by_link_list(env: HostEnv) -> None:
 
 
 def test_gemini_disables_servers_in_a_folder_it_does_not_trust(env: HostEnv) -> None:
-    [finding] = gemini_findings(env, workspace_entry=True)
+    """The user's own servers too: `gemini mcp list` there says "User-level servers are
+    also suppressed in untrusted folders"."""
+    [finding] = gemini_findings(env)
     assert finding.check == "host.gemini_folder_trust"
     assert finding.fix == (
         f'run `gemini` here and trust the folder, or add "{env.workspace}": "TRUST_FOLDER"'
         f" to {env.home / '.gemini' / 'trustedFolders.json'}"
     )
-    # A user registration is not a folder's: no trust needed for it.
-    assert gemini_findings(env, workspace_entry=False) == []
 
 
 def test_gemini_trust_by_rule_by_ancestor_or_turned_off(env: HostEnv) -> None:
     rules = env.home / ".gemini" / "trustedFolders.json"
     _write(rules, {str(env.workspace): "TRUST_FOLDER"})
-    assert gemini_findings(env, workspace_entry=True) == []
+    assert gemini_findings(env) == []
     _write(rules, {str(env.workspace.parent): "TRUST_FOLDER"})
-    assert gemini_findings(env, workspace_entry=True) == []
+    assert gemini_findings(env) == []
     _write(rules, {str(env.workspace / "child"): "TRUST_PARENT"})
-    assert gemini_findings(env, workspace_entry=True) == []
+    assert gemini_findings(env) == []
     _write(rules, {str(env.workspace.parent): "TRUST_FOLDER", str(env.workspace): "DO_NOT_TRUST"})
-    assert [f.check for f in gemini_findings(env, True)] == ["host.gemini_folder_trust"]
+    assert [f.check for f in gemini_findings(env)] == ["host.gemini_folder_trust"]
     rules.unlink()
     _write(
         env.home / ".gemini" / "settings.json", {"security": {"folderTrust": {"enabled": False}}}
     )
-    assert gemini_findings(env, workspace_entry=True) == []
+    assert gemini_findings(env) == []
 
 
 def test_gemini_servers_disabled_or_excluded_by_name(env: HostEnv) -> None:
     _write(env.home / ".gemini" / "mcp-server-enablement.json", {"engram": {"enabled": False}})
     _write(env.home / ".gemini" / "settings.json", {"mcp": {"excluded": ["engram"]}})
 
-    checks = [finding.check for finding in gemini_findings(env, workspace_entry=False)]
+    _write(env.home / ".gemini" / "trustedFolders.json", {str(env.workspace): "TRUST_FOLDER"})
+    checks = [finding.check for finding in gemini_findings(env)]
 
     assert checks == ["host.gemini_disabled", "host.gemini_blocked"]
     _write(env.home / ".gemini" / "settings.json", {"mcp": {"allowed": ["other"]}})
-    assert [f.check for f in gemini_findings(env, False)][-1] == "host.gemini_blocked"
+    assert [f.check for f in gemini_findings(env)][-1] == "host.gemini_blocked"
 
 
 def test_a_state_file_engram_cannot_read_tells_nothing(env: HostEnv) -> None:
     (env.home / ".gemini").mkdir(parents=True)
     (env.home / ".gemini" / "mcp-server-enablement.json").write_text("{ not json")
     (env.home / ".claude.json").write_text("[1, 2")
+    (env.home / ".gemini" / "trustedFolders.json").write_text("{ not json")
 
-    assert gemini_findings(env, workspace_entry=False) == []
+    assert [f.check for f in gemini_findings(env)] == ["host.gemini_folder_trust"]
     assert claude_local_entry(env) is None
+
+
+def test_a_hosts_version_is_what_its_program_says(tmp_path: Path) -> None:
+    """`claude --version` prints `2.1.332 (Claude Code)`; a program that fails, prints
+    no version, or does not answer in time tells nothing."""
+    program = tmp_path / "claude"
+    program.write_text("#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+    program.chmod(0o755)
+    assert host_version(str(program), 5.0) == (2, 1, 332)
+    program.write_text("#!/bin/sh\necho 'no version here'\n")
+    assert host_version(str(program), 5.0) is None
+    program.write_text("#!/bin/sh\necho '1.2.3'; exit 3\n")
+    assert host_version(str(program), 5.0) is None
+    program.write_text("#!/bin/sh\nexec sleep 30\n")
+    assert host_version(str(program), 0.2) is None
+    assert host_version(str(tmp_path / "missing"), 5.0) is None

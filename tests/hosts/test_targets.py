@@ -261,7 +261,7 @@ def test_opencode_entry_has_the_required_shape(home: Path, workspace: Path) -> N
     (bin_dir / "engram-mcp").write_text("#!/bin/sh\n")
     (bin_dir / "engram-mcp").chmod(0o755)
     env = HostEnv.from_environ(workspace, {"HOME": str(home), "PATH": str(bin_dir)})
-    _link("opencode", "workspace", env, hooks=False)
+    _link("opencode", "workspace", env, hooks=False, portable=True)
     config = json.loads((workspace / "opencode.json").read_text())
     assert config == {
         "mcp": {"engram": {"type": "local", "command": ["engram-mcp"], "args": [], "enabled": True}}

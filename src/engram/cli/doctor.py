@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -84,14 +85,33 @@ class CheckResult:
 
 
 @dataclass(frozen=True)
+class Deadline:
+    """When a doctor run must be over (``time.monotonic()`` seconds)."""
+
+    at: float
+
+    def left(self) -> float:
+        """Seconds left, never below zero."""
+        return max(0.0, self.at - time.monotonic())
+
+
+@dataclass(frozen=True)
 class DoctorContext:
-    """What checks may read: the workspace, the machine, and the expectations."""
+    """What checks may read: the workspace, the machine, and the expectations.
+
+    ``time_limit`` bounds every wait of the run together (servers started, shells and
+    host programs asked): :attr:`deadline` is that many seconds after the context was
+    made."""
 
     root: Path
     env: HostEnv
     expected_tools: frozenset[str] = EXPECTED_TOOLS
-    handshake_timeout: float = 20.0
+    time_limit: float = 20.0
     extra: dict[str, Any] = field(default_factory=dict)
+    deadline: Deadline = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "deadline", Deadline(time.monotonic() + self.time_limit))
 
 
 Check = Callable[[DoctorContext], Iterable[CheckResult]]

@@ -19,7 +19,7 @@ import click
 
 from engram.cli.output import json_option
 from engram.cli.workspace import ROOT_OPTION, workspace_root
-from engram.errors import HostConfigError
+from engram.errors import HostConfigError, UsageError
 from engram.hosts.command import HostEnv
 from engram.hosts.files import apply
 from engram.hosts.link import LinkOptions, Plan, plan_link, plan_unlink
@@ -108,12 +108,45 @@ def _show_list(env: HostEnv, as_json: bool = False) -> None:
         click.echo("  ".join([*cells, row[4]]).rstrip())
 
 
+def _checked_profile(path: Path) -> Path:
+    """The host profile a governed registration names: absolute, and one engram-mcp
+    can load (its error says what is wrong)."""
+    from engram.host.profile import load_profile
+
+    found = path.expanduser().absolute()
+    if found.is_dir():
+        raise UsageError(
+            f"--host-profile takes the profile file, not a folder: {found / 'host.toml'}"
+            " (engram host init writes it)"
+        )
+    profile = load_profile(found)
+    if not profile.enabled:
+        click.echo(
+            f"note: {profile.path} sets [memory] enabled = false: engram-mcp serves no"
+            " governed tools until it is true",
+            err=True,
+        )
+    return profile.path
+
+
 @click.command()
 @click.argument("target", metavar="TARGET|all|list")
 @click.option("--global", "global_", is_flag=True, help="Register for the user, not the workspace.")
 @click.option("--force", is_flag=True, help="Replace engram's existing entries and files.")
 @click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
 @click.option("--hooks", is_flag=True, help="Also install session-start hooks (workspace).")
+@click.option(
+    "--portable",
+    is_flag=True,
+    help="Write engram-mcp as found on each person's PATH, for a workspace file the team"
+    " shares (automatic when Git tracks the file).",
+)
+@click.option(
+    "--host-profile",
+    "host_profile",
+    type=click.Path(path_type=Path),
+    help="Add governed memory: the host profile (host.toml) engram-mcp serves.",
+)
 @ROOT_OPTION
 @json_option()
 def link(
@@ -122,6 +155,8 @@ def link(
     force: bool,
     dry_run: bool,
     hooks: bool,
+    portable: bool,
+    host_profile: Path | None,
     root: Path | None,
     as_json: bool,
 ) -> None:
@@ -129,13 +164,17 @@ def link(
 
     TARGET is one of claude, codex, cursor, gemini, opencode, antigravity, windsurf;
     `all` links every host found on this machine; `list` shows where engram is linked.
+    The entry names this engram's engram-mcp by its absolute path, so that a host
+    started from the desktop or a new shell runs it; a workspace file Git tracks (or
+    --portable) names engram-mcp as found on each person's PATH.
     """
     env = _environment(root, quiet=as_json)
     if target == "list":
         _show_list(env, as_json)
         return
     scope: Scope = "global" if global_ else "workspace"
-    options = LinkOptions(force=force, hooks=hooks)
+    profile = _checked_profile(host_profile) if host_profile is not None else None
+    options = LinkOptions(force=force, hooks=hooks, portable=portable, host_profile=profile)
     plan = Plan()
     for found in _targets(target, env):
         plan.extend(plan_link(found, scope, env, options))

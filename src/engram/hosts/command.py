@@ -1,19 +1,25 @@
 """Which command a host runs to start engram, and where things live on this machine.
 
-The command form (mcp-server.txt, "Registration"; docs/hosts.md, "Command form"):
-``engram-mcp`` when it is on ``PATH``. Otherwise, when this engram was installed from a
-package index (so the index holds this exact version) and ``uvx`` is on ``PATH``, the
-runner pinned to this version, ``uvx --from engram-trust==<version> engram-mcp`` (``pipx
-run --spec …`` when only pipx is there): the Python equivalent of upstream's ``npx -y
---package @…@<version> engram-mcp``. Otherwise (installed from a checkout, or no
-runner) the absolute path of the ``engram-mcp`` script next to the running interpreter
-(``<venv>/bin/engram-mcp``). Every form but the bare name is pinned to this version by
-the ``ENGRAM_PINNED_VERSION`` marker in the entry's environment. When even that script
-is missing (a checkout run with ``python -m engram``), the interpreter itself is used:
-``<python> -m engram.mcp``.
+The command form (mcp-server.txt, "Registration"; docs/hosts.md, "Command form") is one
+that runs without the ``PATH`` of the shell that linked it: a host started from the
+desktop (Cursor, Windsurf, Antigravity) or from a new shell does not have that ``PATH``
+(the Quick start's ``export PATH=…`` lasts one shell). So an entry names, in this order:
+the package runner pinned to this version by its absolute path, when this engram was
+installed from a package index and ``uvx`` (else ``pipx``) is on ``PATH``
+(``/home/me/.local/bin/uvx --from engram-trust==<version> engram-mcp``: the Python
+equivalent of upstream's ``npx -y --package @…@<version> engram-mcp``); else the
+``engram-mcp`` script next to the running interpreter (``<venv>/bin/engram-mcp``);
+else ``<python> -m engram.mcp`` (a checkout run with ``python -m engram``). Each is
+pinned to this version by the ``ENGRAM_PINNED_VERSION`` marker in the entry's
+environment.
 
-:class:`HostEnv` is the one place that reads ``HOME``, ``XDG_CONFIG_HOME`` and
-``PATH``; everything else receives it, so tests run in a temporary home.
+The *portable* form is for a workspace file Git shares with the team (tracked, or
+``engram link --portable``), where this machine's paths mean nothing to the others:
+``engram-mcp`` as found on each person's ``PATH`` (unpinned), else the runner by name,
+else the absolute path as above (with a note that it is this machine's).
+
+:class:`HostEnv` is the one place that reads ``HOME``, ``XDG_CONFIG_HOME``, ``SHELL``
+and ``PATH``; everything else receives it, so tests run in a temporary home.
 
 :func:`read_command_line` splits an entry's command line where ``engram-mcp``
 starts. A re-pin replaces the launcher only when it is engram's own form or a
@@ -30,6 +36,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +54,7 @@ __all__ = [
     "HostEnv",
     "ServerCommand",
     "hook_command",
+    "new_shell_path",
     "own_option_marks",
     "read_command_line",
     "server_command",
@@ -87,6 +95,15 @@ class HostEnv:
     #: Whether this engram was installed from a package index (which then holds its
     #: version, so a runner pinned to it can fetch it).
     from_index: bool = False
+    #: ``$SHELL``: the shell a new terminal starts (:meth:`new_shell_which`).
+    shell: str | None = None
+
+    @property
+    def ephemeral(self) -> bool:
+        """Whether the running interpreter lives in a cache folder: a runner's
+        temporary environment (``uvx``, ``pipx run``), which may be deleted any time,
+        so an entry names the runner rather than its path."""
+        return ".cache" in self.executable.parts
 
     @property
     def backups(self) -> Path:
@@ -110,6 +127,7 @@ class HostEnv:
             which=lambda name: shutil.which(name, path=path),
             state_home=Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else None,
             from_index=_installed_from_index(),
+            shell=env.get("SHELL") or None,
         )
 
 
@@ -131,28 +149,59 @@ class ServerCommand:
         return {PIN_VARIABLE: self.pinned} if self.pinned else {}
 
 
-def _installed(env: HostEnv, script: str) -> ServerCommand | None:
-    if env.which(script):
-        return ServerCommand(script)
-    beside = env.executable.with_name(script)
-    if beside.exists():
-        return ServerCommand(str(beside), pinned=env.version)
-    return None
-
-
-def server_command(env: HostEnv) -> ServerCommand:
-    """The command a host entry runs to start ``engram-mcp``."""
-    if env.which(SERVER_SCRIPT):
+def server_command(env: HostEnv, portable: bool = False) -> ServerCommand:
+    """The command a host entry runs to start ``engram-mcp``: one that runs without
+    this shell's ``PATH``, or with ``portable`` the form a shared workspace file keeps."""
+    if portable and env.which(SERVER_SCRIPT):
         return ServerCommand(SERVER_SCRIPT)
+    installed = _beside(env, SERVER_SCRIPT)
+    if installed is not None and not (env.ephemeral and env.from_index):
+        return installed
     spec = f"{DISTRIBUTION}=={env.version}"
-    if env.from_index and env.which("uvx"):
-        return ServerCommand("uvx", ("--from", spec, SERVER_SCRIPT), pinned=env.version)
-    if env.from_index and env.which("pipx"):
-        return ServerCommand("pipx", ("run", "--spec", spec, SERVER_SCRIPT), pinned=env.version)
-    found = _installed(env, SERVER_SCRIPT)
-    if found is not None:
-        return found
-    return ServerCommand(str(env.executable), _MODULE_PREFIX, pinned=env.version)
+    for runner, words in (("uvx", ("--from", spec)), ("pipx", ("run", "--spec", spec))):
+        found = env.which(runner) if env.from_index else None
+        if found:
+            program = runner if portable else str(Path(found).absolute())
+            return ServerCommand(program, (*words, SERVER_SCRIPT), pinned=env.version)
+    return installed or ServerCommand(str(env.executable), _MODULE_PREFIX, pinned=env.version)
+
+
+def _beside(env: HostEnv, script: str) -> ServerCommand | None:
+    """``script`` next to the running interpreter, pinned to this version."""
+    beside = env.executable.with_name(script)
+    return ServerCommand(str(beside), pinned=env.version) if beside.exists() else None
+
+
+_PATH_MARK = "engram-new-shell-path:"
+
+
+def new_shell_path(env: HostEnv, timeout: float = 5.0) -> str:
+    """The ``PATH`` a new terminal gets, and a desktop host that takes its environment
+    from the login shell (Cursor, Windsurf and Antigravity, as VS Code does): what the
+    person's login shell sets, started interactive from nothing but ``HOME``,
+    ``SHELL``, the user's name and the locale. Without an answer within ``timeout``,
+    the system's default ``PATH``."""
+    default = os.confstr("CS_PATH") or os.defpath
+    shell = env.shell or "/bin/sh"
+    environ = {"HOME": str(env.home), "SHELL": shell, "LANG": os.environ.get("LANG", "C.UTF-8")}
+    environ |= {name: os.environ[name] for name in ("USER", "LOGNAME") if name in os.environ}
+    script = f'printf "\\n{_PATH_MARK}%s\\n" "$PATH"'
+    try:
+        done = subprocess.run(
+            [shell, "-l", "-i", "-c", script],
+            check=False,
+            env=environ,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            cwd=env.home if env.home.is_dir() else None,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return default
+    for line in reversed(done.stdout.decode("utf-8", "replace").splitlines()):
+        if line.startswith(_PATH_MARK):
+            return line.removeprefix(_PATH_MARK)
+    return default
 
 
 def _installed_from_index() -> bool:
@@ -167,9 +216,11 @@ def _installed_from_index() -> bool:
     return distribution.read_text("direct_url.json") is None
 
 
-def hook_command(env: HostEnv, host: str) -> str:
-    """The shell command of a session hook: ``engram hook <host>`` (same form rule)."""
-    found = _installed(env, CLI_SCRIPT)
+def hook_command(env: HostEnv, host: str, portable: bool = False) -> str:
+    """The shell command of a session hook: ``engram hook <host>``, by the same rule
+    (``engram`` by name in a shared file, else the script beside the interpreter)."""
+    found = ServerCommand(CLI_SCRIPT) if portable and env.which(CLI_SCRIPT) else None
+    found = found or _beside(env, CLI_SCRIPT)
     argv = found.argv if found is not None else [str(env.executable), "-m", "engram"]
     return shlex.join([*argv, "hook", host])
 

@@ -23,15 +23,22 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import subprocess
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from engram.durable import write_atomic
 from engram.errors import HostConfigUnparseable
 from engram.hosts.masking import masked_texts
 
-__all__ = ["Change", "apply", "backup_path", "read_text", "strip_bom"]
+__all__ = ["Change", "GitState", "apply", "backup_path", "git_state", "read_text", "strip_bom"]
+
+#: What Git makes of a workspace file: committed (``tracked``), to be committed
+#: (``untracked``: not ignored), ``ignored``, or not in a work tree (``outside``, or
+#: no ``git`` at all).
+GitState = Literal["tracked", "untracked", "ignored", "outside"]
 
 _BOM = "\ufeff"
 
@@ -91,6 +98,33 @@ def read_text(path: Path) -> str | None:
         raise HostConfigUnparseable(
             f"{path}: byte {error.start} is not UTF-8; the file was left unchanged"
         ) from None
+
+
+def git_state(path: Path) -> GitState:
+    """Whether Git shares ``path`` with the team: two ``git`` calls in its folder (or the
+    nearest that exists), each bounded."""
+    folder = path.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    name = os.path.relpath(path, folder)
+
+    def git(*args: str) -> int:
+        try:
+            done = subprocess.run(
+                ["git", *args, "--", name],
+                check=False,
+                cwd=folder,
+                capture_output=True,
+                timeout=10,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return 128
+        return done.returncode
+
+    if git("ls-files", "--error-unmatch") == 0:
+        return "tracked"
+    found = git("check-ignore", "-q")
+    return "ignored" if found == 0 else "untracked" if found == 1 else "outside"
 
 
 def strip_bom(text: str) -> tuple[str, str]:

@@ -13,28 +13,63 @@ Claude Code also keeps a *local* registration (``claude mcp add engram …`` wit
 
 from __future__ import annotations
 
+import re
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from engram.errors import HostConfigError
 from engram.hosts.command import HostEnv
 from engram.hosts.files import read_text
 from engram.hosts.jsonc import parse, to_python
 
-__all__ = ["HostFinding", "claude_approval", "claude_local_entry", "gemini_findings"]
+__all__ = [
+    "CLAUDE_TRUST_SINCE",
+    "HostFinding",
+    "Version",
+    "claude_approval",
+    "claude_local_entry",
+    "gemini_findings",
+    "host_version",
+]
 
 SERVER = "engram"
+Version = tuple[int, int, int]
+#: The first Claude Code that starts a project's approved ``.mcp.json`` server only in a
+#: folder whose trust dialog the person accepted (2.1.197 did not ask for it).
+CLAUDE_TRUST_SINCE: Version = (2, 1, 332)
 
 
 @dataclass(frozen=True)
 class HostFinding:
-    """One thing the host decided: ``warn`` or ``fail``, what, and the exact fix."""
+    """One thing that keeps the host from starting engram's registration: what, and
+    the exact fix."""
 
-    severity: Literal["warn", "fail"]
     check: str
     detail: str
     fix: str
+
+
+_VERSION = re.compile(rb"(\d+)\.(\d+)\.(\d+)")
+
+
+def host_version(program: str, timeout: float) -> Version | None:
+    """What ``program --version`` says its version is (``2.1.332 (Claude Code)``), or
+    ``None`` when it does not answer within ``timeout``."""
+    try:
+        done = subprocess.run(
+            [program, "--version"],
+            check=False,
+            capture_output=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = _VERSION.search(done.stdout) if done.returncode == 0 else None
+    return None if found is None else (int(found[1]), int(found[2]), int(found[3]))
 
 
 def _json(path: Path) -> Any:
@@ -67,15 +102,20 @@ def claude_local_entry(env: HostEnv) -> dict[str, Any] | None:
     return None
 
 
-def claude_approval(env: HostEnv) -> HostFinding | None:
-    """Whether Claude Code starts the project's ``.mcp.json`` engram server: approved
-    (``None``), rejected (``fail``) or still waiting for the person (``warn``).
+def claude_approval(
+    env: HostEnv, version: Callable[[], Version | None] = lambda: None
+) -> HostFinding | None:
+    """Whether Claude Code starts the project's ``.mcp.json`` engram server: ``None``
+    when it does, else what stands in the way (rejected, or still waiting for the
+    person).
 
     Claude Code records the choice in ``.claude/settings.local.json`` (older versions:
     ``~/.claude.json`` under the project, which it moves there), or for every project
-    in ``~/.claude/settings.json``; a rejection wins over an approval. Since 2.1.3xx a
-    project's own approval counts only once the person accepted the folder's trust
-    dialog (``hasTrustDialogAccepted`` under the project in ``~/.claude.json``).
+    in ``~/.claude/settings.json``; a rejection wins over an approval. Since
+    :data:`CLAUDE_TRUST_SINCE` a project's own approval counts only once the person
+    accepted the folder's trust dialog (``hasTrustDialogAccepted`` under the project in
+    ``~/.claude.json``); ``version`` is asked only then (``None``: unknown, taken as
+    the newer behaviour).
     """
     local = env.workspace / ".claude" / "settings.local.json"
     user = _json(env.home / ".claude" / "settings.json")
@@ -84,7 +124,6 @@ def claude_approval(env: HostEnv) -> HostFinding | None:
     sources = [s for s in (local_settings, user, project) if isinstance(s, dict)]
     if any(SERVER in _names(s.get("disabledMcpjsonServers")) for s in sources):
         return HostFinding(
-            "fail",
             "host.claude_approval",
             "Claude Code was told not to start the project's engram server (rejected)",
             f'remove "{SERVER}" from disabledMcpjsonServers in {local}, or run'
@@ -96,15 +135,22 @@ def claude_approval(env: HostEnv) -> HostFinding | None:
     if project_approves and project.get("hasTrustDialogAccepted") is True:
         return None
     if project_approves:
+        found = version()
+        if found is not None and found < CLAUDE_TRUST_SINCE:
+            return None
+        since = ".".join(map(str, CLAUDE_TRUST_SINCE))
+        which = (
+            f"Claude Code {'.'.join(map(str, found))}"
+            if found
+            else f"Claude Code (version unknown: taken as {since} or later)"
+        )
         return HostFinding(
-            "warn",
             "host.claude_approval",
-            "engram is approved in the project's settings, but Claude Code starts it only once"
+            f"engram is approved in the project's settings, but {which} starts it only once"
             " the folder is trusted (`claude mcp list` shows it as pending approval)",
             "run `claude` here and accept the trust dialog",
         )
     return HostFinding(
-        "warn",
         "host.claude_approval",
         "Claude Code has not been told to start the project's engram server yet"
         " (`claude mcp list` shows it as pending approval)",
@@ -126,20 +172,20 @@ def _legacy_project_state(env: HostEnv) -> dict[str, Any] | None:
     return project if isinstance(project, dict) else None
 
 
-def gemini_findings(env: HostEnv, workspace_entry: bool) -> list[HostFinding]:
-    """What keeps Gemini CLI from starting engram: an untrusted folder (for a workspace
-    entry: Gemini disables every MCP server of a folder it does not trust), a server
-    disabled by name, or one excluded (or not allowed) by the user's settings."""
+def gemini_findings(env: HostEnv) -> list[HostFinding]:
+    """What keeps Gemini CLI from starting engram here: an untrusted folder (Gemini
+    disables every MCP server in a folder it does not trust, the user's own included),
+    a server disabled by name, or one excluded (or not allowed) by the user's
+    settings."""
     found = []
     settings = _json(env.home / ".gemini" / "settings.json")
     settings = settings if isinstance(settings, dict) else {}
-    if workspace_entry and not _gemini_trusts(env, settings):
+    if not _gemini_trusts(env, settings):
         found.append(
             HostFinding(
-                "warn",
                 "host.gemini_folder_trust",
-                f"Gemini CLI does not trust {env.workspace}, so it disables the engram server"
-                " registered there",
+                f"Gemini CLI does not trust {env.workspace}, so it disables every MCP server"
+                " there, engram's included",
                 f'run `gemini` here and trust the folder, or add "{env.workspace}":'
                 f' "TRUST_FOLDER" to {env.home / ".gemini" / "trustedFolders.json"}',
             )
@@ -149,7 +195,6 @@ def gemini_findings(env: HostEnv, workspace_entry: bool) -> list[HostFinding]:
     if isinstance(state, dict) and state.get("enabled") is False:
         found.append(
             HostFinding(
-                "warn",
                 "host.gemini_disabled",
                 "Gemini CLI has the engram server disabled",
                 "run `/mcp enable engram` inside gemini, or remove"
@@ -164,7 +209,6 @@ def gemini_findings(env: HostEnv, workspace_entry: bool) -> list[HostFinding]:
     ):
         found.append(
             HostFinding(
-                "warn",
                 "host.gemini_blocked",
                 "Gemini CLI's settings block the engram server (mcp.excluded or mcp.allowed)",
                 f'remove "engram" from mcp.excluded (or add it to mcp.allowed) in'

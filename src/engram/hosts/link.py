@@ -37,6 +37,7 @@ from typing import Any, Literal
 from engram.hosts.blocks import MARKDOWN, find_block, remove_block, set_block
 from engram.hosts.command import (
     ENGRAM_VARIABLES,
+    SERVER_SCRIPT,
     CommandLine,
     HostEnv,
     ServerCommand,
@@ -49,7 +50,7 @@ from engram.hosts.entries import (
     commit_approved,
     differing_keys,
 )
-from engram.hosts.files import Change, read_text
+from engram.hosts.files import Change, GitState, git_state, read_text
 from engram.hosts.guidance import instruction_block, is_generated, slash_command
 from engram.hosts.hooks import installed_hooks, kept_settings, with_hook, without_hook
 from engram.hosts.masking import MASK, masks, shown_command
@@ -60,13 +61,22 @@ __all__ = ["LinkOptions", "Mode", "Plan", "hook_present", "plan_link", "plan_unl
 Mode = Literal["link", "upgrade"]
 
 
+#: engram-mcp's option that adds governed memory (``engram link --host-profile``).
+HOST_PROFILE = "--host-profile"
+
+
 @dataclass(frozen=True, slots=True)
 class LinkOptions:
-    """``force`` replaces engram's existing entries; ``hooks`` installs session hooks."""
+    """``force`` replaces engram's existing entries; ``hooks`` installs session hooks;
+    ``portable`` writes the form a workspace file shared with the team keeps (as for a
+    file Git tracks); ``host_profile`` (an absolute ``host.toml``) makes the entry a
+    governed registration."""
 
     force: bool = False
     hooks: bool = False
     mode: Mode = "link"
+    portable: bool = False
+    host_profile: Path | None = None
 
 
 @dataclass
@@ -122,8 +132,25 @@ def hook_present(target: Target, env: HostEnv, scope: Scope) -> bool:
     return any(installed_hooks(target.hooks, read_text(path), path) for path in files)
 
 
-def _wanted_args(always_load: bool, hooked: bool) -> list[str]:
-    return [ALWAYS_LOAD] if always_load and not hooked else []
+def _wanted_args(always_load: bool, hooked: bool, profile: Path | None = None) -> list[str]:
+    load = [ALWAYS_LOAD] if always_load and not hooked else []
+    return [*load, *_with_profile([], profile)]
+
+
+def _with_profile(options: Sequence[str], profile: Path | None) -> list[str]:
+    """``options`` with ``--host-profile`` set to ``profile`` (any other value of it
+    replaced); unchanged without one."""
+    if profile is None:
+        return list(options)
+    kept, skip = [], False
+    for word in options:
+        if skip:
+            skip = False
+        elif word == HOST_PROFILE:
+            skip = True
+        elif not word.startswith(HOST_PROFILE + "="):
+            kept.append(word)
+    return [*kept, HOST_PROFILE, str(profile)]
 
 
 def _upgraded_args(current: Sequence[str], wanted: Sequence[str]) -> list[str]:
@@ -205,12 +232,20 @@ def _entry_notes(
 
 
 def _plan_entry(
-    plan: Plan, config: ConfigFile, env: HostEnv, options: LinkOptions, hooked: bool
+    plan: Plan,
+    target: Target,
+    config: ConfigFile,
+    env: HostEnv,
+    options: LinkOptions,
+    hooked: bool,
+    workspace: bool,
 ) -> None:
-    command = server_command(env)
+    state: GitState = git_state(config.path) if workspace else "outside"
+    portable = workspace and (options.portable or state == "tracked")
+    command = server_command(env, portable)
     text = plan.read(config.path)
     existing = config.entry_in(text) if text is not None else None
-    wanted = _wanted_args(config.always_load, hooked)
+    wanted = _wanted_args(config.always_load, hooked, options.host_profile)
     desired = config.shape.build(command, wanted)
     if existing is None and options.mode == "upgrade":
         return
@@ -223,7 +258,7 @@ def _plan_entry(
             # but never goes without the commit approval.
             new = config.shape.with_approval(existing)
         else:
-            kept = _repin_options(line, wanted, options.mode)
+            kept = _with_profile(_repin_options(line, wanted, options.mode), options.host_profile)
             new = config.shape.repin(existing, command, kept)
             hint = _upgrade_hint(kept, wanted, options.mode)
         notes = _entry_notes(config, existing, line, command, new, desired, hint)
@@ -231,7 +266,38 @@ def _plan_entry(
         verb = "added" if existing is None else "updated"
         after = config.with_entry(text, new)
         plan.add(Change(config.path, text, after, f"{verb} {'.'.join(config.key)}"))
+        if workspace:
+            notes += _form_notes(target, config.path, state, portable, command)
     plan.notes += notes
+
+
+def _form_notes(
+    target: Target, path: Path, state: GitState, portable: bool, command: ServerCommand
+) -> list[str]:
+    """What the command form of a workspace entry means for the team (docs/hosts.md,
+    "Command form")."""
+    shown = shown_command(command.argv[:1])
+    why = "Git tracks it" if state == "tracked" else "--portable"
+    if portable and command.program == SERVER_SCRIPT:
+        return [
+            f"{path} is shared ({why}): its entry runs engram-mcp as found on each person's "
+            "PATH, so a host started from the desktop or a new shell needs engram-mcp on "
+            "the PATH it gets (`engram doctor` checks)"
+        ]
+    if portable:
+        return [
+            f"{path} is shared ({why}), but engram-mcp is not on this shell's PATH: the entry "
+            f"names this machine's {shown}; put engram-mcp on PATH (pipx install "
+            f"engram-trust) and run `engram link {target.name}` again for a form your team "
+            "can run"
+        ]
+    if state == "untracked":
+        return [
+            f"{path} names this machine's {shown}; before you commit it for your team, "
+            f"`engram link {target.name} --portable` writes engram-mcp as found on each "
+            "person's PATH"
+        ]
+    return []
 
 
 def _left_out_note(registry: ConfigFile, existing: dict[str, Any]) -> list[str]:
@@ -275,7 +341,8 @@ def _plan_printed(
     registry = printed.registry
     shape = registry.shape
     command = server_command(env)
-    wanted = _wanted_args(printed.always_load, hook_present(target, env, "global"))
+    hooked = hook_present(target, env, "global")
+    wanted = _wanted_args(printed.always_load, hooked, options.host_profile)
     desired = shape.build(command, wanted)
     _, existing = registry.read()
     if existing is None:
@@ -288,7 +355,7 @@ def _plan_printed(
         if isinstance(line, str):
             why = line
         else:
-            kept = _repin_options(line, wanted, options.mode)
+            kept = _with_profile(_repin_options(line, wanted, options.mode), options.host_profile)
             new = shape.repin(existing, command, kept)
     replace = f"{printed.remove} && {printed.add(new)}"
     if why is not None:
@@ -331,7 +398,8 @@ def _plan_hook(plan: Plan, target: Target, env: HostEnv, options: LinkOptions) -
     before = plan.read(path)
     if options.mode == "upgrade" and not installed_hooks(spec, before, path):
         return
-    command = hook_command(env, target.name)
+    portable = options.portable or git_state(path) == "tracked"
+    command = hook_command(env, target.name, portable)
     after = with_hook(spec, before, command, path, force=options.force)
     if spec.note and options.mode == "link":
         plan.notes.append(spec.note)
@@ -358,7 +426,7 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
     registration = target.registration(env, scope)
     if isinstance(registration, ConfigFile):
         hooked = installing or hook_present(target, env, scope)
-        _plan_entry(plan, registration, env, options, hooked)
+        _plan_entry(plan, target, registration, env, options, hooked, scope == "workspace")
     elif isinstance(registration, PrintedCommand):
         _plan_printed(plan, registration, target, env, options)
     elif options.mode == "link":
@@ -366,6 +434,8 @@ def plan_link(target: Target, scope: Scope, env: HostEnv, options: LinkOptions) 
     if scope == "global":
         for path, content in target.global_files(env):
             _plan_owned(plan, path, content, options, "engram's file")
+        if options.portable and options.mode == "link":
+            plan.notes.append("--portable is for workspace files: a user's file names its path")
         if options.hooks and options.mode == "link":
             plan.notes.append("session hooks are installed per workspace: run without --global")
         return plan
