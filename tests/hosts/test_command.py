@@ -145,9 +145,7 @@ def test_the_options_table_is_the_servers_own() -> None:
     assert parse_options(["--http", "x"], {}).ignored == ("--http x",)  # not HOST:PORT
 
 
-def _env(
-    tmp_path: Path, on_path: set[str], from_index: bool, folder: str = "venv/bin"
-) -> HostEnv:
+def _env(tmp_path: Path, on_path: set[str], from_index: bool, folder: str = "venv/bin") -> HostEnv:
     venv = tmp_path / folder
     venv.mkdir(parents=True)
     (venv / "engram-mcp").write_text("#!/bin/sh\n")
