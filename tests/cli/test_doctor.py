@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from engram.cli.doctor import CheckResult, DoctorContext, doctor_check, exit_sta
 from engram.cli.doctor_hosts import handshake
 from engram.hosts.command import PIN_VARIABLE, HostEnv
 from engram.project.layout import init_layout
+from engram.testing.governed import host_profile
 from tests.cli.conftest import SCRIPTS, Run
 
 LINKS = [
@@ -538,7 +540,7 @@ def test_a_registration_the_host_will_not_start_fails_with_its_exact_fix(
     result = run("doctor", "--json")
     checks = _checks(result.output)
     assert [c["status"] for c in checks if c["id"] == "host.claude_approval"] == ["pass"]
-    assert not [c for c in checks if c["id"] == "host.gemini_folder_trust"]
+    assert [c["status"] for c in checks if c["id"] == "host.gemini_folder_trust"] == ["pass"]
     assert result.exit_code == 0
 
 
@@ -564,3 +566,103 @@ def test_a_registration_blocked_while_another_of_its_host_serves_only_warns(
     assert found["host.claude_approval"]["message"].endswith(
         f"; Claude Code starts engram from claude (global: {home / '.claude.json'}) instead"
     )
+
+
+def test_a_root_that_is_gone_or_holds_no_project_fails_and_nothing_is_started(
+    run: Run, home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """Every tool call of a server whose --root is gone fails, though it would answer
+    initialize: doctor fails the entry and names the fix."""
+    _approve_in_claude_and_gemini(home, workspace)
+    entry = {"command": str(SCRIPTS / "engram-mcp"), "args": ["--root", str(tmp_path / "gone")]}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+
+    result = run("doctor", "--json")
+
+    by_id = {check["id"]: check for check in _checks(result.output)}
+    assert (by_id["host.root"]["status"], by_id["host.root"]["message"]) == (
+        "fail",
+        f"--root {tmp_path / 'gone'} does not exist: every tool call would fail",
+    )
+    assert by_id["host.root"]["remediation"] == "engram link claude --force (from the project)"
+    assert by_id["host.handshake"]["status"] == "skip"
+    assert result.exit_code == 1
+
+    (tmp_path / "gone").mkdir()
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.root"]["message"] == (
+        f"--root {tmp_path / 'gone'} holds no project memory (no .agents/.engram)"
+    )
+    init_layout(tmp_path / "gone")
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.root"]["message"] == f"serves {tmp_path / 'gone'}"
+    assert by_id["host.handshake"]["status"] == "pass"
+    assert by_id["host.handshake"]["message"] == (
+        "initialize and tools/list answered (11 tools); engram_status answered"
+    )
+
+
+def test_servers_that_never_answer_cost_the_run_its_limit_never_more(
+    home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """Two hung registrations: both fail, and the whole run ends within its limit (and
+    the second it takes to kill them), not one limit per entry."""
+    hung = tmp_path / "bin" / "engram-mcp"
+    hung.parent.mkdir()
+    hung.write_text("#!/bin/sh\nexec sleep 60\n")
+    hung.chmod(0o755)
+    entry = {"command": str(hung), "args": []}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"engram": entry}}))
+    env = HostEnv.from_environ(workspace, {"HOME": str(home), "PATH": "/usr/bin:/bin"})
+    started = time.monotonic()
+
+    results = run_checks(
+        DoctorContext(root=workspace, env=env, time_limit=2.0), ["engram.cli.doctor_hosts"]
+    )
+
+    elapsed = time.monotonic() - started
+    handshakes = [r for r in results if r.id == "host.handshake"]
+    assert [(r.status, r.message) for r in handshakes] == [("fail", "no answer within 2 s")] * 2
+    assert elapsed < 4.5
+
+
+def test_a_governed_registration_is_linked_checked_upgraded_and_unlinked(
+    run: Run, home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """`engram link claude --host-profile P`: doctor loads the profile and expects the
+    tools it grants (17 in all), link list names it, upgrade keeps it, unlink removes it."""
+    profile = host_profile(tmp_path / "host")
+    _approve_in_claude_and_gemini(home, workspace)
+    assert run("link", "claude", "--host-profile", str(profile)).exit_code == 0
+    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert entry["args"] == ["--always-load", "--host-profile", str(profile)]
+
+    by_id = {check["id"]: check for check in _checks(run("doctor", "--json").output)}
+    assert by_id["host.profile"]["message"] == f"governed memory of {profile}: 6 tools granted"
+    assert by_id["host.handshake"]["message"] == (
+        "initialize and tools/list answered (17 tools); engram_status answered"
+    )
+    listed = json.loads(run("link", "list", "--json").output)
+    [claude] = [row for row in listed if row["target"] == "claude" and row["scope"] == "workspace"]
+    assert claude["detail"] == f"governed: {profile}"
+
+    assert run("upgrade").exit_code == 0
+    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert entry["args"] == ["--always-load", "--host-profile", str(profile)]
+    assert run("unlink", "claude").exit_code == 0
+    assert not (workspace / ".mcp.json").exists()
+
+
+def test_link_refuses_a_profile_folder_or_one_that_does_not_load(
+    run: Run, workspace: Path, tmp_path: Path
+) -> None:
+    profile = host_profile(tmp_path / "host")
+    result = run("link", "claude", "--host-profile", str(profile.parent))
+    assert result.exit_code == 2
+    assert f"--host-profile takes the profile file, not a folder: {profile}" in result.output
+    result = run("link", "claude", "--host-profile", str(tmp_path / "none.toml"))
+    assert result.exit_code != 0
+    assert "host profile cannot be read" in result.output
+    assert not (workspace / ".mcp.json").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -684,3 +685,62 @@ def test_link_unlink_and_list_report_as_json(run: Run, workspace: Path) -> None:
         ("AGENTS.md", "remove"),
     ]
     assert unlinked["notes"] == []
+
+
+def _git(workspace: Path, *args: str) -> None:
+    identity = ("-c", "user.name=Ada", "-c", "user.email=ada@example.com")
+    subprocess.run(["git", *identity, *args], cwd=workspace, check=True, capture_output=True)
+
+
+def test_an_entry_starts_without_this_shells_path_unless_git_shares_its_file(
+    run: Run, home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With engram-mcp on this shell's PATH (the Quick start's export), a user's file
+    and an untracked workspace file name its absolute path, with a note before the
+    team gets it; once Git tracks the file, link writes engram-mcp by name and says so."""
+    monkeypatch.setenv("PATH", f"{SCRIPTS}:/usr/bin:/bin")
+    _git(workspace, "init", "-q")
+    script = str(SCRIPTS / "engram-mcp")
+    mcp = workspace / ".mcp.json"
+
+    result = run("link", "claude")
+    assert json.loads(mcp.read_text())["mcpServers"]["engram"]["command"] == script
+    assert (
+        f"note: {mcp} names this machine's {script}; before you commit it for your team, "
+        "`engram link claude --portable` writes engram-mcp as found on each person's PATH"
+    ) in result.output.splitlines()
+    assert run("link", "windsurf", "--global").exit_code == 0
+    windsurf = home / ".codeium" / "windsurf" / "mcp_config.json"
+    assert json.loads(windsurf.read_text())["mcpServers"]["engram"]["command"] == script
+
+    _git(workspace, "add", ".mcp.json")
+    _git(workspace, "commit", "-qm", "engram")
+    result = run("upgrade")
+    entry = json.loads(mcp.read_text())["mcpServers"]["engram"]
+    assert (entry["command"], "env" in entry) == ("engram-mcp", False)
+    assert (
+        f"note: {mcp} is shared (Git tracks it): its entry runs engram-mcp as found on each "
+        "person's PATH, so a host started from the desktop or a new shell needs engram-mcp "
+        "on the PATH it gets (`engram doctor` checks)"
+    ) in result.output.splitlines()
+    # The user's file keeps this machine's path.
+    assert json.loads(windsurf.read_text())["mcpServers"]["engram"]["command"] == script
+
+
+def test_portable_writes_the_shared_form_into_a_new_workspace_file(
+    run: Run, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{SCRIPTS}:/usr/bin:/bin")
+    assert run("link", "cursor", "--portable", "--hooks").exit_code == 0
+    entry = json.loads((workspace / ".cursor" / "mcp.json").read_text())["mcpServers"]["engram"]
+    assert entry["command"] == "engram-mcp"
+    hooks = json.loads((workspace / ".cursor" / "hooks.json").read_text())
+    assert hooks["hooks"]["sessionStart"][0]["command"] == "engram hook cursor"
+    # Without engram-mcp on PATH there is no portable form to write: the path, said so.
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    result = run("link", "codex", "--portable")
+    assert (
+        f'command = "{SCRIPTS / "engram-mcp"}"'
+        in (workspace / ".codex" / "config.toml").read_text()
+    )
+    assert "but engram-mcp is not on this shell's PATH" in result.output

@@ -37,10 +37,18 @@ class Host(ABC):
     #: Whether its CLI removes a server (OpenCode's has no ``mcp remove``).
     removes: ClassVar[bool] = True
 
+    #: The check of ``engram doctor`` that fails while the host does not start a
+    #: workspace registration of engram (``None``: the host asks nothing first).
+    gate: ClassVar[str | None] = None
+
     @abstractmethod
     def trust(self, box: Sandbox) -> None:
         """Leave the files a user leaves by trusting the project and approving the
         servers ``engram`` and ``other`` in the host's dialogs."""
+
+    def trust_project(self, box: Sandbox) -> None:
+        """What the user does before the host starts engram's *workspace* entry."""
+        self.trust(box)
 
     @abstractmethod
     def add(self, box: Sandbox, name: str, command: Sequence[str]) -> None:
@@ -59,6 +67,10 @@ class Host(ABC):
         """What the host says of a server it started, running ``command``, that listed
         ``tools`` (which only Codex shows)."""
 
+    def starts_engram(self, box: Sandbox) -> bool:
+        """Whether the host's own ``mcp list`` says it starts engram here."""
+        return self.servers(box).get("engram", "").endswith("Connected")
+
     def cli(self, box: Sandbox, *args: str) -> str:
         """Run the host's own program in the project; its stdout and stderr, as printed
         (Gemini CLI prints everything on stderr)."""
@@ -72,6 +84,7 @@ class ClaudeCode(Host):
     name = "claude"
     link = ("claude",)
     engram_args = ("--always-load",)
+    gate = "host.claude_approval"
 
     def trust(self, box: Sandbox) -> None:
         # Claude Code 2.1.332 reads the approval of project servers from an untracked
@@ -105,6 +118,7 @@ class GeminiCli(Host):
 
     name = "gemini"
     link = ("gemini",)
+    gate = "host.gemini_folder_trust"
 
     def trust(self, box: Sandbox) -> None:
         # Folder trust is on by default; in an untrusted folder `gemini mcp add` would
@@ -131,18 +145,25 @@ class Codex(Host):
 
     name = "codex"
     link = ("codex", "--global")
+    gate = "host.codex_trust"
 
     def trust(self, box: Sandbox) -> None:
         """Nothing: servers in the user's own config.toml need no project trust (the
         workspace's .codex/config.toml would)."""
 
+    def trust_project(self, box: Sandbox) -> None:
+        """Answering "Trust this folder?" with yes: Codex reads the project's
+        .codex/config.toml from then on."""
+        config = box.home / ".codex" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        with config.open("a") as file:
+            file.write(f'\n[projects."{box.project}"]\ntrust_level = "trusted"\n')
+
     def add(self, box: Sandbox, name: str, command: Sequence[str]) -> None:
         self.cli(box, "mcp", "add", name, "--", *command)
 
     def servers(self, box: Sandbox) -> dict[str, str]:
-        # stdout alone: Codex warns on stderr when its home is under /tmp.
-        listed = box.run(str(box.clis / "codex"), "mcp", "list", "--json", timeout=self.timeout)
-        configured = json.loads(listed.stdout)
+        configured = self._listed(box)
         status = {server["name"]: server for server in self._status(box)}
         seen = {}
         for entry in configured:
@@ -155,6 +176,17 @@ class Codex(Host):
 
     def connected(self, name: str, command: Sequence[str], tools: Sequence[str]) -> str:
         return f"{name}: {' '.join(command)} - {len(tools)} tools: {', '.join(sorted(tools))}"
+
+    def starts_engram(self, box: Sandbox) -> bool:
+        """``codex mcp list --json`` has engram, enabled (it starts nothing itself, and
+        the app-server's ``mcpServerStatus/list`` shows the user's servers only)."""
+        return any(entry["name"] == "engram" and entry["enabled"] for entry in self._listed(box))
+
+    def _listed(self, box: Sandbox) -> list[dict[str, Any]]:
+        # stdout alone: Codex warns on stderr when its home is under /tmp.
+        listed = box.run(str(box.clis / "codex"), "mcp", "list", "--json", timeout=self.timeout)
+        configured: list[dict[str, Any]] = json.loads(listed.stdout)
+        return configured
 
     def _status(self, box: Sandbox) -> list[dict[str, Any]]:
         """``mcpServerStatus/list`` over ``codex app-server``'s stdio (JSON lines)."""

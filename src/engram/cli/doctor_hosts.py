@@ -37,6 +37,7 @@ off in ``[features]``).
 from __future__ import annotations
 
 import json
+import math
 import os
 import queue
 import shlex
@@ -52,7 +53,7 @@ from engram import __version__
 from engram.cli.doctor import CheckResult, DoctorContext, Outcome, doctor_check
 from engram.errors import EngramError, HostConfigError
 from engram.hosts import codex
-from engram.hosts.command import HostEnv, new_shell_path, own_option_marks
+from engram.hosts.command import HostEnv, new_shell_path
 from engram.hosts.entries import commit_approved
 from engram.hosts.files import read_text, strip_bom
 from engram.hosts.host_state import (
@@ -151,7 +152,8 @@ def handshake(
     try:
         ok, message, version = _exchange(client, expected, call, deadline)
     except queue.Empty:
-        ok, message, version = False, f"no answer within {timeout:g} s", None
+        shown = math.ceil(timeout * 10) / 10  # the limit, not the rest of it a clock left
+        ok, message, version = False, f"no answer within {shown:g} s", None
     except (EOFError, BrokenPipeError):
         ok, message, version = False, "the server exited during the handshake", None
     except json.JSONDecodeError:
@@ -203,21 +205,6 @@ def _args_check(registration: Registration) -> CheckResult:
     )
 
 
-def _option(registration: Registration, name: str) -> str | None:
-    """The value engram-mcp's option ``name`` has in the entry (its last, as its
-    parser reads it), or ``None``."""
-    line = registration.shape.command_line(registration.entry)
-    if line is None:
-        return None
-    found, options = None, line.options
-    for index, (word, own) in enumerate(zip(options, own_option_marks(options), strict=True)):
-        if own and word == name and index + 1 < len(options):
-            found = options[index + 1]
-        elif own and word.startswith(name + "="):
-            found = word.partition("=")[2]
-    return found
-
-
 @dataclass
 class _Served:
     """What doctor proves of one registration: the checks made without starting it,
@@ -235,7 +222,7 @@ class _Served:
 def _root_check(registration: Registration, context: DoctorContext) -> tuple[CheckResult, Path]:
     """The project the server serves: ``--root`` (relative to the workspace, where the
     host starts it), else the workspace; a missing one fails every tool call."""
-    given = _option(registration, "--root")
+    given = registration.option("--root")
     root = context.root if given is None else context.root / Path(given).expanduser()
     subject, fix = registration.subject, f"{_relink(registration)} (from the project)"
     if given is not None and not root.is_dir():
@@ -254,7 +241,7 @@ def _profile_check(
 ) -> tuple[CheckResult | None, frozenset[str] | None]:
     """A governed registration's profile (``--host-profile``): loads, and grants the
     tools its handshake must list. ``None`` for a project-only registration."""
-    given = _option(registration, "--host-profile")
+    given = registration.host_profile
     if given is None:
         return None, frozenset()
     from engram.host.profile import load_profile
@@ -646,6 +633,9 @@ def _started(registration: Registration) -> Iterator[CheckResult]:
     elif name == "codex":
         message = "Codex starts engram-mcp (no enabled = false; its file is read)"
         yield CheckResult("host.codex_enabled", "pass", "warning", message, None, subject)
+    elif name == "gemini":
+        message = "Gemini CLI starts it here (the folder is trusted; engram is not disabled)"
+        yield CheckResult("host.gemini_folder_trust", "pass", "warning", message, None, subject)
 
 
 def _is_project_file(registration: Registration) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engram.errors import HostConfigError
-from engram.hosts.command import PIN_VARIABLE, HostEnv
+from engram.hosts.command import PIN_VARIABLE, HostEnv, own_option_marks
 from engram.hosts.entries import EntryShape
 from engram.hosts.files import read_text
 from engram.hosts.hooks import installed_hooks
@@ -47,6 +47,26 @@ class Registration:
     @property
     def pinned(self) -> str | None:
         return self.env.get(PIN_VARIABLE)
+
+    def option(self, name: str) -> str | None:
+        """The value engram-mcp's option ``name`` has in the entry (the last given, as
+        its parser reads it), or ``None``."""
+        line = self.shape.command_line(self.entry)
+        if line is None:
+            return None
+        found, options = None, line.options
+        marks = own_option_marks(options)
+        for index, (word, own) in enumerate(zip(options, marks, strict=True)):
+            if own and word == name and index + 1 < len(options):
+                found = options[index + 1]
+            elif own and word.startswith(name + "="):
+                found = word.partition("=")[2]
+        return found
+
+    @property
+    def host_profile(self) -> str | None:
+        """The host profile of a governed registration (``--host-profile``)."""
+        return self.option("--host-profile")
 
     @property
     def subject(self) -> str:
@@ -108,12 +128,16 @@ def _status(target: Target, scope: Scope, env: HostEnv) -> Status:
         hooked = scope == "workspace" and hook_present(target, env, scope)
     except HostConfigError as error:  # the hook file is broken: report it, do not stop
         return Status(target, scope, "error", status.path, error.detail)
+    details = [status.detail] if status.detail else []
+    profile = status.registration.host_profile if status.registration else None
+    details += [f"governed: {profile}"] if profile else []
+    details += ["session hook installed"] if hooked and not status.detail else []
     return Status(
         status.target,
         status.scope,
         status.state,
         status.path,
-        "session hook installed" if hooked and not status.detail else status.detail,
+        "; ".join(details),
         status.registration,
     )
 
