@@ -26,6 +26,7 @@ from engram.testing import (
     MODERN_META,
     PURPOSE,
     LineClient,
+    StdioClient,
     StartServer,
     call,
     current_capture_args,
@@ -110,6 +111,19 @@ def test_an_untrusted_profile_makes_memory_calls_fail_with_32603(
     assert _memory_tools(server) == []
     reply = call(server, "engram_memory_search", {"query": "x", "purpose_ref": PURPOSE})
     assert reply["error"] == {"code": -32603, "message": "Trusted invocation context unavailable"}
+
+
+def test_a_profile_that_cannot_be_used_is_said_on_stderr_at_start(tmp_path: Path) -> None:
+    """A folder given for its host.toml: the operator learns it at start, not from an
+    agent's refused call."""
+    folder = host_profile(tmp_path / "host").parent
+    with StdioClient(["--host-profile", str(folder)], cwd=tmp_path) as server:
+        legacy_init(server)
+        assert server.close() == 0
+        assert server.stderr == (
+            f"engram-mcp: WARNING --host-profile {folder} cannot be used: host profile is not"
+            " a regular file (a folder: give its host.toml); no governed tool is served\n"
+        )
 
 
 def test_published_input_schema_is_the_enforced_schema_with_the_purpose_as_const(

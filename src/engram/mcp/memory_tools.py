@@ -168,7 +168,15 @@ def memory_tools(profile_path: Path | None, resources: contextlib.ExitStack) -> 
         return
     try:
         profile = load_profile(profile_path)
-    except TrustedContextUnavailable:
+    except TrustedContextUnavailable as error:
+        # The operator learns it at start; the agent's calls are refused (no tool listed).
+        hint = " (a folder: give its host.toml)" if profile_path.is_dir() else ""
+        log.warning(
+            "--host-profile %s cannot be used: %s%s; no governed tool is served",
+            profile_path,
+            error.detail,
+            hint,
+        )
         for short in MEMORY_TOOLS:
             yield _tool(short, input_schema(short), _untrusted, listed=False)
         return
