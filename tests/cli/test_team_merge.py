@@ -269,3 +269,26 @@ def test_gitignore_lines_added_on_two_branches_merge(repo: Path) -> None:
 
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert gitignore.read_text().splitlines()[-2:] == ["scratch/", "*.engram-tmp"]
+
+
+def test_settings_changed_on_two_branches_are_a_conflict_that_says_what_to_do(
+    repo: Path,
+) -> None:
+    git("checkout", "-q", "-b", "roles")
+    assert engram("set-role", "backend").exit_code == 0
+    commit("roles")
+    git("checkout", "-q", "-b", "variant", "main")
+    assert engram("set-rule-variant", "strict").exit_code == 0
+    commit("variant")
+
+    merged = merge_both("roles", "variant")
+
+    assert merged.returncode == 1
+    assert unmerged() == [".agents/.engram/config.json"]
+    loaded = engram("load", "tabs")
+    assert loaded.exit_code == 1
+    assert loaded.stderr == (
+        f"engram: {repo / BASE / 'config.json'}: holds Git's conflict markers (two branches"
+        " changed the settings); edit the file (keep what each side meant, remove the"
+        " markers, then `git add` it)\n"
+    )
