@@ -5,7 +5,7 @@ temporary file in the same folder, is flushed to disk, replaces the target by re
 and the folder is flushed so the rename itself survives a power loss.
 
 :class:`FileChanges` extends that to several files that must change together, such as
-a memory file and ``memory.hashes.json``: each new version is written whole first,
+a memory file and ``memory.hashes``: each new version is written whole first,
 then a journal naming every rename, then the renames, all under a lock per root written.
 A process that dies during the renames leaves the journal: the next commit (under the
 same locks) or :func:`recover` (run before anything reads the files) finishes it; one that

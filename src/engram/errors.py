@@ -466,7 +466,7 @@ class NotInitialized(ProjectError):
 
 class HashesCorrupt(ProjectError):
     code = "HASHES_CORRUPT"
-    message = "memory.hashes.json cannot be read."
+    message = "memory.hashes cannot be read."
 
 
 class IndexDamaged(ProjectError):

@@ -210,6 +210,25 @@ def test_an_unparseable_host_file_fails_and_names_it(run: Run, workspace: Path) 
     assert "mcp.json: line 1" in result.output
 
 
+def test_an_unreadable_hashes_file_is_a_failed_check_and_the_others_still_run(
+    run: Run, workspace: Path
+) -> None:
+    hashes = workspace / ".agents" / ".engram" / "memory.hashes"
+    hashes.write_text("not a record\n")
+
+    result = run("doctor", "--json")
+
+    assert result.exit_code == 1
+    by_id = {check["id"]: check for check in _checks(result.output)}
+    assert (by_id["hashes.readable"]["status"], by_id["hashes.readable"]["message"]) == (
+        "fail",
+        f"{hashes}: line 1 is not `<sha256 hex>  <path>`; restore it from Git"
+        " (`git checkout -- .agents/.engram/memory.hashes`), or review the memory files and"
+        " run `engram adopt --yes`, which records them all again",
+    )
+    assert by_id["host.linked"]["status"] == "warn"
+
+
 def test_nothing_linked_is_a_warning(run: Run) -> None:
     result = run("doctor")
     assert result.output.startswith("WARN  host.linked: engram is not linked in any agent host")

@@ -184,23 +184,37 @@ def test_a_read_only_checkout_can_search_and_load_with_the_index_in_a_cache(
 # --- a corrupt hashes file and bad candidate input ------------------------------------------
 
 
-def test_a_corrupt_hashes_file_stops_a_save_before_anything_is_written(initialised: Path) -> None:
-    hashes = initialised / BASE / "memory.hashes.json"
-    hashes.write_text("{ not json")
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("memory.hashes", "line 2 is not `<sha256 hex>  <path>`"),
+        ("memory.hashes.json", "does not parse as JSON"),  # upstream's format
+    ],
+)
+def test_a_corrupt_hashes_file_stops_a_save_before_anything_is_written(
+    initialised: Path, name: str, problem: str
+) -> None:
+    hashes = initialised / BASE / name
+    hashes.write_text("# a comment\n{ not json")
 
     result = save("TYPE: rule | TEXT: Never force-push to main")
 
     assert result.exit_code == 1
     assert md_files(initialised) == []
-    assert hashes.read_text() == "{ not json"
+    assert hashes.read_text() == "# a comment\n{ not json"
     assert result.stderr == (
-        f"engram: {hashes}: does not parse as JSON; restore it from Git"
-        " (`git checkout -- .agents/.engram/memory.hashes.json`), or review the memory files"
+        f"engram: {hashes}: {problem}; restore it from Git"
+        f" (`git checkout -- .agents/.engram/{name}`), or review the memory files"
         " and run `engram adopt --yes`, which records them all again\n"
     )
     adopted = engram("adopt", "--yes")
     assert adopted.exit_code == 0, adopted.output
-    assert json.loads(hashes.read_text()) == {}
+    assert adopted.stdout == (
+        "the recorded hashes could not be read: memory.hashes was written anew\n"
+        "adopted 0 files: recorded as reviewed\n"
+    )
+    assert (initialised / BASE / "memory.hashes").read_text() == ""
+    assert not (initialised / BASE / "memory.hashes.json").exists()
 
 
 def test_candidate_lines_that_are_not_utf8_name_the_line(initialised: Path) -> None:

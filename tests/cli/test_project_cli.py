@@ -17,7 +17,7 @@ from tests.project.conftest import BURIED_CANDIDATE, bury_a_related_rule
 from tests.safety.samples import github_token
 
 BASE = Path(".agents") / ".engram"
-INIT_CREATED = "rules/, skills/, knowledge/, working/, .gitignore, memory.hashes.json"
+INIT_CREATED = "rules/, skills/, knowledge/, working/, .gitignore, .gitattributes, memory.hashes"
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +58,7 @@ def test_init_creates_the_layout_and_says_what_it_created(project_dir: Path) -> 
     assert result.exit_code == 0
     assert result.stdout == f"engram memory in {base} (created {INIT_CREATED})\n"
     assert all((base / name).is_dir() for name in ("rules", "skills", "knowledge", "working"))
-    assert (base / "memory.hashes.json").read_text() == "{}\n"
+    assert (base / "memory.hashes").read_text() == ""
     ignored = (base / ".gitignore").read_text().splitlines()
     assert {"working/", "pending-approvals.json"} <= set(ignored)
 
@@ -408,8 +408,10 @@ def test_verify_exits_0_when_every_hash_matches_and_1_on_a_hand_edit(initialised
     assert (edited.exit_code, edited.stdout) == (
         1,
         "ok: knowledge/staging-is-bluebird.md\nhash mismatch: rules/use-tabs.md\n"
-        "a file changed outside engram: review it, then `engram adopt PATH` records it"
-        " (or `git checkout -- PATH` restores it)\n",
+        "a memory file changed outside engram (edited by hand, or a merge conflict in it"
+        " resolved by hand): review it, then `engram adopt --yes` records every file listed,"
+        " or `engram adopt PATH` one (`git checkout -- PATH` restores one instead); commit"
+        " memory.hashes with them\n",
     )
 
 

@@ -19,7 +19,7 @@ from tests.project.conftest import today, write_memory_file
 # --- engram init --------------------------------------------------------------------
 
 
-def test_init_creates_the_memory_folders_the_hash_file_and_the_gitignore_entries(
+def test_init_creates_the_memory_folders_the_hash_file_and_the_git_files(
     tmp_path: Path,
 ) -> None:
     layout, created = init_layout(tmp_path)
@@ -32,7 +32,8 @@ def test_init_creates_the_memory_folders_the_hash_file_and_the_gitignore_entries
         "knowledge/",
         "working/",
         ".gitignore",
-        "memory.hashes.json",
+        ".gitattributes",
+        "memory.hashes",
     ]
     assert sorted(p.name for p in base.iterdir() if p.is_dir()) == [
         "knowledge",
@@ -40,7 +41,10 @@ def test_init_creates_the_memory_folders_the_hash_file_and_the_gitignore_entries
         "skills",
         "working",
     ]
-    assert (base / "memory.hashes.json").read_text() == "{}\n"
+    assert (base / "memory.hashes").read_text() == ""
+    assert (base / ".gitattributes").read_text() == (
+        "/memory.hashes merge=union\n/.gitignore merge=union\n/.gitattributes merge=union\n"
+    )
     ignored = (base / ".gitignore").read_text().splitlines()
     assert "working/" in ignored
     assert "pending-approvals.json" in ignored
@@ -55,7 +59,7 @@ def test_init_twice_creates_nothing_and_changes_nothing(tmp_path: Path) -> None:
     assert again == layout
     assert created == []
     assert (layout.base / ".gitignore").read_text() == gitignore
-    assert (layout.base / "memory.hashes.json").read_text() == "{}\n"
+    assert (layout.base / "memory.hashes").read_text() == ""
 
 
 def test_init_keeps_existing_gitignore_lines_and_adds_each_entry_once(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 from engram import __version__
@@ -29,10 +28,12 @@ def test_every_file_engram_wrote_verifies_ok_and_its_hash_is_the_sha256_of_its_t
         {"scope": "workspace", "path": "knowledge/staging-is-bluebird.md", "status": "ok"},
         {"scope": "workspace", "path": "rules/use-tabs.md", "status": "ok"},
     ]
-    hashes = json.loads(layout.hashes.read_text())
+    knowledge = layout.folder("knowledge") / "staging-is-bluebird.md"
     rule = layout.folder("rules") / "use-tabs.md"
-    assert hashes["rules/use-tabs.md"] == hashlib.sha256(rule.read_bytes()).hexdigest()
-    assert sorted(hashes) == ["knowledge/staging-is-bluebird.md", "rules/use-tabs.md"]
+    assert layout.hashes.read_text() == (
+        f"{hashlib.sha256(knowledge.read_bytes()).hexdigest()}  knowledge/staging-is-bluebird.md\n"
+        f"{hashlib.sha256(rule.read_bytes()).hexdigest()}  rules/use-tabs.md\n"
+    )
 
 
 def test_verify_reports_ok_missing_hash_hash_mismatch_and_missing_file(

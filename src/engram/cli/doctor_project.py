@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engram.cli.doctor import CheckResult, DoctorContext, doctor_check
-from engram.errors import EngramError
+from engram.errors import EngramError, HashesCorrupt
 
 if TYPE_CHECKING:
     from engram.host.profile import HostProfile
@@ -65,7 +65,19 @@ def _project_memory_checks(memory: ProjectMemory) -> Iterator[CheckResult]:
         subject=str(memory.layout.base),
     )
     yield from _index_checks(memory)
-    for entry in memory.verify("workspace").files:
+    try:
+        verification = memory.verify("workspace")
+    except HashesCorrupt as error:  # its detail names the file, the line and the remedy
+        yield CheckResult(
+            "hashes.readable",
+            "fail",
+            "error",
+            error.detail,
+            "see the message",
+            subject=str(memory.layout.hashes),
+        )
+        return
+    for entry in verification.files:
         if entry["status"] != "ok":
             yield CheckResult(
                 "hash.mismatch",

@@ -133,7 +133,7 @@ def route(query: str, as_json: bool) -> None:
 @click.option("--scope", type=click.Choice(["workspace", "global", "all"]), default="workspace")
 @json_option()
 def verify(scope: str, as_json: bool) -> None:
-    """Compare memory files with memory.hashes.json (exit 1 on any problem)."""
+    """Compare memory files with memory.hashes (exit 1 on any problem)."""
     report = _project().verify(scope)
     _emit(report, as_json)
     if not report.ok:

@@ -240,7 +240,7 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
     (
         "engram_verify",
         "Verify memory hashes",
-        "Compare memory files with memory.hashes.json.",
+        "Compare memory files with memory.hashes.",
         _verify,
         True,
     ),

@@ -1,8 +1,8 @@
 """``engram adopt``: a person's own edits and imported notes, reviewed into memory.
 
-engram records the SHA-256 of every memory file it writes (``memory.hashes.json``), so
-an edit made by hand shows up in ``verify`` as a hash problem. Adopting a file checks it
-and records it as reviewed:
+engram records the SHA-256 of every memory file it writes (``memory.hashes``), so an
+edit made by hand (or a merge conflict in a memory file resolved by hand) shows up in
+``verify`` as a hash problem. Adopting a file checks it and records it as reviewed:
 
 - an **edited** memory file (its hash differs from the one recorded) is parsed: a valid
   one has its new hash recorded; an invalid one is reported with its line and reason;
@@ -10,7 +10,11 @@ and records it as reviewed:
 - an **imported** Markdown note (no frontmatter) in ``rules/``, ``skills/`` or
   ``knowledge/`` becomes a memory file: frontmatter is added (the type from its folder,
   the id from its title, ``source: imported``) and the file is renamed to its id;
-- a **removed** file (recorded, gone from the folder) has its record dropped.
+- a **removed** file (recorded, gone from the folder) is recorded as removed.
+
+Recording anything also writes ``memory.hashes`` as engram writes it (one line per
+file, upstream's ``memory.hashes.json`` replaced); ``adopt --yes`` does that alone
+when it is all there is to do, after a merge.
 
 A file holding credential-like text is never adopted. The plan (:func:`plan_adoption`)
 shows each change, as a unified diff where engram rewrites the file, before anything is
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import FrontmatterError, HashesCorrupt, ProjectError
-from engram.project.hashes import digest_text, read_hashes
+from engram.project.hashes import REMOVED, Hashes, digest_text, read_hashes, tidy
 from engram.project.layout import MEMORY_FOLDERS, Layout
 from engram.project.memory_file import (
     FOLDERS,
@@ -80,8 +84,11 @@ class AdoptionPlan:
 
     items: list[Adoption]
     recorded: bool = False
-    #: ``memory.hashes.json`` could not be read: adopting writes it anew.
+    #: The hashes file could not be read: adopting writes it anew.
     fresh_hashes: bool = False
+    #: Why ``memory.hashes`` is rewritten though no file changed (``legacy``,
+    #: ``markers``, ``merged``), or ``""``.
+    rewrite: str = ""
 
     @property
     def adoptable(self) -> list[Adoption]:
@@ -91,7 +98,9 @@ class AdoptionPlan:
         lines: list[str] = []
         if self.fresh_hashes:
             done = "was written anew" if self.recorded else "is written anew with --yes"
-            lines.append(f"memory.hashes.json could not be read: it {done}")
+            lines.append(f"the recorded hashes could not be read: memory.hashes {done}")
+        elif self.rewrite and (self.rewrite != "merged" or not self.items):
+            lines.append(_REWRITES[self.rewrite][1 if self.recorded else 0])
         elif not self.items:
             return "nothing to adopt: every memory file matches what engram recorded"
         for item in self.items:
@@ -99,7 +108,7 @@ class AdoptionPlan:
             if item.diff:
                 lines.append(item.diff.rstrip("\n"))
         count = plural(len(self.adoptable), "file")
-        if self.recorded:
+        if self.recorded and (self.adoptable or self.fresh_hashes):
             lines.append(f"adopted {count}: recorded as reviewed")
         elif self.adoptable:
             lines.append(f"{count} to adopt: nothing written yet; add --yes to record them")
@@ -115,8 +124,26 @@ class AdoptionPlan:
             "files": [item.data() for item in self.items],
             "recorded": self.recorded,
             "fresh_hashes": self.fresh_hashes,
+            "rewrite": self.rewrite,
             "text": self.text(),
         }
+
+
+#: Why ``memory.hashes`` is rewritten: (what adopting would do, what it did).
+_REWRITES = {
+    "legacy": (
+        "memory.hashes.json (upstream's format) becomes memory.hashes with --yes",
+        "memory.hashes.json (upstream's format) became memory.hashes",
+    ),
+    "markers": (
+        "memory.hashes holds Git's conflict markers: --yes writes it without them",
+        "memory.hashes was written without Git's conflict markers",
+    ),
+    "merged": (
+        "memory.hashes holds lines a merge left: --yes compacts it to one line per file",
+        "memory.hashes was compacted to one line per file",
+    ),
+}
 
 
 def plan_adoption(layout: Layout, paths: list[Path] | None) -> AdoptionPlan:
@@ -130,7 +157,7 @@ def plan_adoption(layout: Layout, paths: list[Path] | None) -> AdoptionPlan:
                 f"{error.detail}; with the file unreadable, adopt every file:"
                 " `engram adopt` without a PATH"
             ) from error
-        hashes, fresh = {}, True
+        hashes, fresh = Hashes(), True
     on_disk = {
         path.relative_to(layout.base).as_posix(): path
         for folder in MEMORY_FOLDERS
@@ -138,17 +165,23 @@ def plan_adoption(layout: Layout, paths: list[Path] | None) -> AdoptionPlan:
         for path in sorted(layout.folder(folder).glob("*.md"))
     }
     if paths is None:
-        chosen = sorted(set(on_disk) | set(hashes))
+        chosen = sorted(set(on_disk) | set(hashes.entries))
     else:
         chosen = [_relative(layout, path) for path in paths]
     # Every id a file holds or this plan gives: an imported note never takes one.
     taken = {Path(relative).stem for relative in on_disk}
     items = []
     for relative in chosen:
-        item = _plan_one(layout, relative, on_disk.get(relative), hashes.get(relative), taken)
+        item = _plan_one(layout, relative, on_disk.get(relative), hashes, taken)
         if item is not None:
             items.append(item)
-    return AdoptionPlan(items, fresh_hashes=fresh)
+    return AdoptionPlan(items, fresh_hashes=fresh, rewrite=_rewrite(layout, hashes, fresh))
+
+
+def _rewrite(layout: Layout, hashes: Hashes, fresh: bool) -> str:
+    if fresh or tidy(layout, hashes):
+        return ""
+    return "legacy" if hashes.legacy else "markers" if hashes.markers else "merged"
 
 
 def record_adoption(layout: Layout, plan: AdoptionPlan) -> None:
@@ -158,6 +191,7 @@ def record_adoption(layout: Layout, plan: AdoptionPlan) -> None:
     changes = Changes(layout)
     if plan.fresh_hashes:
         changes.fresh_hashes(layout)
+    changes.rewrite_hashes(layout)
     for item in plan.adoptable:
         path = layout.base / item.path
         if item.change == "removed":
@@ -194,19 +228,22 @@ def _relative(layout: Layout, path: Path) -> str:
 
 
 def _plan_one(
-    layout: Layout, relative: str, path: Path | None, recorded: str | None, taken: set[str]
+    layout: Layout, relative: str, path: Path | None, hashes: Hashes, taken: set[str]
 ) -> Adoption | None:
+    recorded = hashes.digests(relative)
     if path is None or not path.is_file():
-        if recorded is None:
+        if REMOVED in hashes.entries.get(relative, ()):
+            return None  # engram removed it (a merge may have kept its old hash too)
+        if not recorded:
             raise ProjectError(f"{layout.base / relative} does not exist")
         return Adoption(relative, "removed")
     try:
         text: str | None = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    if text is not None and recorded == digest_text(text):
+    if text is not None and digest_text(text) in recorded:
         return None  # what engram recorded: nothing to adopt
-    change = "new" if recorded is None else "edited"
+    change = "edited" if recorded else "new"
     try:
         return _checked(layout, relative, path, text, change, taken)
     except _Refused as refused:

@@ -8,8 +8,10 @@ rewrites the target's content (revision + 1); ``NOOP`` is never written;
 ``SUPERSEDE`` is written only when a human approved that exact verdict (commit or
 dialog), otherwise it is deferred like every related or duplicate candidate, with a
 hint to read the other memory first.
-The files of one commit (memory files and each root's ``memory.hashes.json``) change
-together or not at all (:class:`engram.durable.FileChanges`).
+The files of one commit (memory files and each root's ``memory.hashes``, compacted
+after a merge, with upstream's ``memory.hashes.json`` removed and the project's
+``.gitattributes`` completed) change together or not at all
+(:class:`engram.durable.FileChanges`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from engram.durable import FileChanges, recover
-from engram.project.hashes import read_hashes, record_hash, render_hashes
-from engram.project.layout import Layout
+from engram.project.hashes import compacted, read_hashes, record_hash, render_hashes
+from engram.project.layout import Layout, missing_gitattributes
 from engram.project.memory_file import FOLDERS, Memory, render_memory
 from engram.project.proposals import Candidate, Verdict
 from engram.project.results import Outcome
@@ -32,7 +34,7 @@ __all__ = ["Changes", "Planned", "planned", "recover_commits", "write_candidates
 class Changes:
     """The files one operation writes, with the hashes they get, committed together.
 
-    The hashes are kept as changes to each root's ``memory.hashes.json`` and applied to
+    The hashes are kept as changes to each root's ``memory.hashes`` and applied to
     the file as it is when the commit holds the roots' locks (so a concurrent writer's
     hashes are never lost), before any memory file is written (so a corrupt hashes
     file stops the operation with nothing changed).
@@ -41,7 +43,7 @@ class Changes:
     def __init__(self, journal_root: Layout) -> None:
         self._journal_root = journal_root
         self._files = FileChanges(journal_root.journal)
-        #: Per root: each relative path's new digest (``None``: its record is dropped).
+        #: Per root: each path's new text (``None``: the file is removed).
         self._hashes: dict[Layout, dict[Path, str | None]] = {}
         self._fresh: set[Layout] = set()
 
@@ -49,6 +51,11 @@ class Changes:
         """Write ``layout``'s hashes anew from what this operation records (its file
         could not be read)."""
         self._fresh.add(layout)
+        self._hashes.setdefault(layout, {})
+
+    def rewrite_hashes(self, layout: Layout) -> None:
+        """Write ``layout``'s hashes even if this operation records nothing (compacted,
+        in ``memory.hashes``)."""
         self._hashes.setdefault(layout, {})
 
     def write_memory(self, layout: Layout, memory: Memory, folder: str | None = None) -> Path:
@@ -64,7 +71,8 @@ class Changes:
             self.record(layout, path, text)
 
     def record(self, layout: Layout, path: Path, text: str | None) -> None:
-        """Record (``None``: forget) the hash of a file as it is, writing no file."""
+        """Record the hash of a file as it is (``None``: that it was removed), writing
+        no file."""
         self._hashes.setdefault(layout, {})[path] = None if text is None else text
 
     def delete(self, layout: Layout, path: Path) -> None:
@@ -79,12 +87,19 @@ class Changes:
         self._files.commit(self._write_hashes)
 
     def _write_hashes(self, files: FileChanges) -> None:
-        """Under the locks: each root's hashes as they are now, with this operation's."""
+        """Under the locks: each root's hashes as they are now (compacted), with this
+        operation's, in ``memory.hashes`` (upstream's file, read with them, goes), and
+        the lines of the project's ``.gitattributes`` that make Git merge it."""
         for layout, changes in self._hashes.items():
-            hashes = {} if layout in self._fresh else read_hashes(layout)
+            entries = {} if layout in self._fresh else compacted(layout, read_hashes(layout))
             for path, text in changes.items():
-                record_hash(hashes, layout, path, text)
-            files.write(layout.hashes, render_hashes(hashes))
+                record_hash(entries, layout, path, text)
+            files.write(layout.hashes, render_hashes(entries))
+            if layout.legacy_hashes.exists():
+                files.delete(layout.legacy_hashes)
+            attributes = missing_gitattributes(layout)
+            if attributes is not None:
+                files.write(layout.gitattributes, attributes)
 
 
 def recover_commits(layout: Layout) -> None:

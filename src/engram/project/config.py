@@ -67,8 +67,18 @@ def load_config(path: Path) -> Config:
     if not path.exists():
         return Config()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeError, ValueError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as exc:
+        raise _invalid(path, f"does not parse as JSON ({exc})", "fix the JSON") from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        if any(line.startswith("<<<<<<<") for line in text.split("\n")):
+            raise _invalid(
+                path,
+                "holds Git's conflict markers (two branches changed the settings)",
+                "keep what each side meant, remove the markers, then `git add` it",
+            ) from exc
         raise _invalid(path, f"does not parse as JSON ({exc})", "fix the JSON") from exc
     if not isinstance(data, dict):
         raise _invalid(path, "must be a JSON object", "fix the JSON")

@@ -1,7 +1,8 @@
 """Where project memory lives: ``.agents/.engram/`` and its folders and files.
 
-``engram init`` creates the layout and the ``.gitignore`` entries; every other
-command finds the nearest enclosing root from the current directory upwards.
+``engram init`` creates the layout, the ``.gitignore`` entries and the
+``.gitattributes`` lines (how Git merges engram's own files); every other command
+finds the nearest enclosing root from the current directory upwards.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from engram.durable import write_atomic
 from engram.errors import NotInitialized, NotWritable
 
 __all__ = [
+    "GITATTRIBUTES",
     "GITIGNORED",
     "Layout",
     "NotInitialized",
@@ -25,6 +27,7 @@ __all__ = [
     "global_root",
     "index_location",
     "init_layout",
+    "missing_gitattributes",
     "update_gitignore",
 ]
 
@@ -38,6 +41,14 @@ GITIGNORED: Final = (
     "index.sqlite*",
     "commit.journal*",
     "*.engram-tmp",
+)
+#: How Git merges engram's tracked files (paths inside .agents/.engram/): each is a set
+#: of lines, so a merge keeps both sides' lines (Git's built-in union driver, which
+#: travels with the repository, unlike a merge driver defined in .git/config).
+GITATTRIBUTES: Final = (
+    "/memory.hashes merge=union",
+    "/.gitignore merge=union",
+    "/.gitattributes merge=union",
 )
 
 
@@ -67,7 +78,16 @@ class Layout:
 
     @property
     def hashes(self) -> Path:
+        return self.base / "memory.hashes"
+
+    @property
+    def legacy_hashes(self) -> Path:
+        """Upstream's hashes file, read until the next write replaces it."""
         return self.base / "memory.hashes.json"
+
+    @property
+    def gitattributes(self) -> Path:
+        return self.base / ".gitattributes"
 
     @property
     def pending(self) -> Path:
@@ -140,6 +160,19 @@ def update_gitignore(layout: Layout) -> bool:
     return True
 
 
+def missing_gitattributes(layout: Layout) -> str | None:
+    """The text of ``.agents/.engram/.gitattributes`` with the lines it lacks added
+    (existing lines kept), or ``None`` when it has them all (and for the global root,
+    which is no repository)."""
+    if layout.is_global:
+        return None
+    path = layout.gitattributes
+    existing = path.read_text().splitlines() if path.exists() else []
+    present = {line.strip() for line in existing}
+    missing = [line for line in GITATTRIBUTES if line not in present]
+    return "\n".join([*existing, *missing]) + "\n" if missing else None
+
+
 def global_root(environ: Mapping[str, str] | None = None) -> Path:
     """``ENGRAM_GLOBAL_DIR``, else ``$XDG_DATA_HOME/engram``, else ~/.local/share/engram
     (in ``environ``, the process's environment by default)."""
@@ -167,7 +200,11 @@ def init_layout(root: Path) -> tuple[Layout, list[str]]:
             created.append(layout.relative(folder) + "/")
     if update_gitignore(layout):
         created.append(".gitignore")
-    if not layout.hashes.exists():
-        write_atomic(layout.hashes, "{}\n")
-        created.append("memory.hashes.json")
+    attributes = missing_gitattributes(layout)
+    if attributes is not None:
+        write_atomic(layout.gitattributes, attributes)
+        created.append(".gitattributes")
+    if not layout.hashes.exists() and not layout.legacy_hashes.exists():
+        write_atomic(layout.hashes, "")  # no record yet
+        created.append("memory.hashes")
     return layout, created

@@ -79,9 +79,12 @@ class Routed:
 
 @dataclass(frozen=True)
 class Verification:
-    """``verify``: each memory file against ``memory.hashes.json``."""
+    """``verify``: each memory file against ``memory.hashes``."""
 
     files: list[dict[str, str]]
+    #: The scopes whose ``memory.hashes`` holds Git's conflict markers (read as both
+    #: sides' records, which is what Git's union merge would have kept).
+    with_markers: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -91,8 +94,16 @@ class Verification:
         lines = [f"{entry['status']}: {entry['path']}" for entry in self.files]
         if not self.ok:
             lines.append(
-                "a file changed outside engram: review it, then `engram adopt PATH` records"
-                " it (or `git checkout -- PATH` restores it)"
+                "a memory file changed outside engram (edited by hand, or a merge conflict in"
+                " it resolved by hand): review it, then `engram adopt --yes` records every"
+                " file listed, or `engram adopt PATH` one (`git checkout -- PATH` restores one"
+                " instead); commit memory.hashes with them"
+            )
+        if self.with_markers:
+            lines.append(
+                "memory.hashes holds Git's conflict markers (merged without its union"
+                " attribute); engram reads both sides: `engram adopt --yes` writes it"
+                " without them, then `git add` it"
             )
         return "\n".join(lines) or "no memory files"
 

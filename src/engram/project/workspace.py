@@ -30,7 +30,7 @@ from engram.project.approvals import Pending, Proposals
 from engram.project.catalog import Catalog
 from engram.project.commit import Changes, Planned, planned, recover_commits, write_candidates
 from engram.project.config import RULE_VARIANTS, Config, load_config, save_config
-from engram.project.hashes import indexed_health, verify_hashes
+from engram.project.hashes import indexed_health, read_hashes, verify_hashes
 from engram.project.layout import Layout
 from engram.project.limits import MAX_QUERY
 from engram.project.memory_file import FOLDERS, Memory, render_memory, with_text_digest
@@ -559,7 +559,7 @@ class ProjectMemory:
         """What adopting ``paths`` (default: every file whose hash is not the recorded
         one) changes; with ``record``, do it (see :mod:`engram.project.adopt`)."""
         plan = plan_adoption(self.layout, paths)
-        if not record or not (plan.adoptable or plan.fresh_hashes):
+        if not record or not (plan.adoptable or plan.fresh_hashes or plan.rewrite):
             return plan
         record_adoption(self.layout, plan)
         self._refresh_now()
@@ -593,10 +593,15 @@ class ProjectMemory:
         """Hash report per file, for ``workspace``, ``global`` or ``all``."""
         chosen = ["workspace", "global"] if scope == "all" else [scope]
         report = []
+        with_markers = []
         for name in chosen:
-            layout = self.layouts[name]
-            report += [{"scope": name, **entry} for entry in verify_hashes(layout)]
-        return Verification(report)
+            hashes = read_hashes(self.layouts[name])
+            report += [
+                {"scope": name, **entry} for entry in verify_hashes(self.layouts[name], hashes)
+            ]
+            if hashes.markers:
+                with_markers.append(name)
+        return Verification(report, tuple(with_markers))
 
     def health(self) -> dict[str, list[str]]:
         """Each memory file's problems (empty: healthy), by its index path, from the
