@@ -229,6 +229,34 @@ def test_an_unreadable_hashes_file_is_a_failed_check_and_the_others_still_run(
     assert by_id["host.linked"]["status"] == "warn"
 
 
+def test_a_missing_hashes_file_is_one_failed_check_with_its_cause(
+    run: Run, workspace: Path
+) -> None:
+    """Memory files with no hashes file at all: one failure saying what was lost and how
+    to get it back, not a warning per file."""
+    rules = workspace / ".agents" / ".engram" / "rules"
+    for name in ("a", "b"):
+        (rules / f"{name}.md").write_text(f"---\nid: {name}\ntype: rule\n---\n# {name}\n")
+    hashes = workspace / ".agents" / ".engram" / "memory.hashes"
+    hashes.unlink(missing_ok=True)
+
+    result = run("doctor", "--json")
+
+    assert result.exit_code == 1
+    checks = _checks(result.output)
+    [failed] = [check for check in checks if check["id"] == "hashes.readable"]
+    assert (failed["status"], failed["message"], failed["remediation"]) == (
+        "fail",
+        f"{hashes} is missing: 2 memory files are recorded nowhere, so a change made outside"
+        " engram cannot be told",
+        "restore it from Git (`git checkout -- .agents/.engram/memory.hashes`), or review the"
+        " memory files and run `engram adopt --yes`, which records them all again",
+    )
+    assert not [check for check in checks if check["id"] == "hash.mismatch"]
+    assert run("adopt", "--yes").exit_code == 0
+    assert [c["id"] for c in _checks(run("doctor", "--json").output) if c["status"] == "fail"] == []
+
+
 def test_nothing_linked_is_a_warning(run: Run) -> None:
     result = run("doctor")
     assert result.output.startswith("WARN  host.linked: engram is not linked in any agent host")

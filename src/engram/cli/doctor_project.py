@@ -77,6 +77,20 @@ def _project_memory_checks(memory: ProjectMemory) -> Iterator[CheckResult]:
             subject=str(memory.layout.hashes),
         )
         return
+    layout = memory.layout
+    unrecorded = [entry for entry in verification.files if entry["status"] == "missing hash"]
+    if not layout.hashes.exists() and not layout.legacy_hashes.exists() and unrecorded:
+        yield CheckResult(
+            "hashes.readable",
+            "fail",
+            "error",
+            f"{layout.hashes} is missing: {len(unrecorded)} memory files are recorded nowhere,"
+            " so a change made outside engram cannot be told",
+            "restore it from Git (`git checkout -- .agents/.engram/memory.hashes`), or review"
+            " the memory files and run `engram adopt --yes`, which records them all again",
+            subject=str(layout.hashes),
+        )
+        return
     for entry in verification.files:
         if entry["status"] != "ok":
             yield CheckResult(
