@@ -15,7 +15,7 @@ import pytest
 
 from engram.errors import HashesCorrupt
 from engram.project.hashes import read_hashes
-from engram.project.layout import Layout
+from engram.project.layout import Layout, update_gitignore
 from engram.project.proposals import parse_candidate_lines
 from engram.project.workspace import ProjectMemory
 from tests.project.conftest import write_memory_file
@@ -238,3 +238,24 @@ def test_the_global_root_keeps_the_same_format_and_no_git_attributes(
         " engram records each global memory again when it next writes it"
         " (`engram verify --scope global` lists the others as `missing hash`)"
     )
+
+
+def test_a_git_file_that_is_not_utf8_is_completed_byte_for_byte(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    """A person's line in .gitignore or .gitattributes need not be UTF-8 (a Latin-1 path):
+    engram adds its own lines and keeps theirs as they were (it stopped with an internal
+    error)."""
+    theirs = b"caf\xe9-notes/\n"
+    (layout.base / ".gitignore").write_bytes(theirs)
+    layout.gitattributes.write_bytes(b"*.bin binary \xff\n")
+
+    assert update_gitignore(layout) is True  # as opening the project does
+    _save(memory, "TYPE: rule | TEXT: Use UTC in every log line")
+
+    ignored = (layout.base / ".gitignore").read_bytes().splitlines()
+    assert ignored[0] == theirs.rstrip(b"\n")
+    assert b"working/" in ignored
+    attributes = layout.gitattributes.read_bytes().splitlines()
+    assert attributes[0] == b"*.bin binary \xff"
+    assert b"/memory.hashes merge=union" in attributes

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -148,29 +148,33 @@ def index_location(layout: Layout, environ: Mapping[str, str] | None = None) -> 
     return folder / "index.sqlite"
 
 
+def _completed(path: Path, lines: Sequence[str]) -> bytes | None:
+    """``path``'s bytes with the ``lines`` it lacks appended, its own lines kept byte for
+    byte (a person's line need not be UTF-8), or ``None`` when it has them all."""
+    existing = path.read_bytes().splitlines() if path.exists() else []
+    present = {line.strip() for line in existing}
+    missing = [line.encode() for line in lines if line.encode() not in present]
+    return b"\n".join([*existing, *missing]) + b"\n" if missing else None
+
+
 def update_gitignore(layout: Layout) -> bool:
     """Add the entries Git must ignore that ``.agents/.engram/.gitignore`` lacks (a
     project made by an older engram); whether it changed. Nothing in a read-only one."""
     gitignore = layout.base / ".gitignore"
-    existing = gitignore.read_text().splitlines() if gitignore.exists() else []
-    missing = [entry for entry in GITIGNORED if entry not in existing]
-    if not missing or not os.access(layout.base, os.W_OK):
+    completed = _completed(gitignore, GITIGNORED)
+    if completed is None or not os.access(layout.base, os.W_OK):
         return False
-    write_atomic(gitignore, "\n".join([*existing, *missing]) + "\n")
+    write_atomic(gitignore, completed)
     return True
 
 
-def missing_gitattributes(layout: Layout) -> str | None:
-    """The text of ``.agents/.engram/.gitattributes`` with the lines it lacks added
+def missing_gitattributes(layout: Layout) -> bytes | None:
+    """The bytes of ``.agents/.engram/.gitattributes`` with the lines it lacks added
     (existing lines kept), or ``None`` when it has them all (and for the global root,
     which is no repository)."""
     if layout.is_global:
         return None
-    path = layout.gitattributes
-    existing = path.read_text().splitlines() if path.exists() else []
-    present = {line.strip() for line in existing}
-    missing = [line for line in GITATTRIBUTES if line not in present]
-    return "\n".join([*existing, *missing]) + "\n" if missing else None
+    return _completed(layout.gitattributes, GITATTRIBUTES)
 
 
 def global_root(environ: Mapping[str, str] | None = None) -> Path:
