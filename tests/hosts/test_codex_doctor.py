@@ -251,3 +251,33 @@ def test_in_the_home_a_hook_needs_no_project_trust(home: Path) -> None:
     env = HostEnv.from_environ(home, {"HOME": str(home), "PATH": "/nonexistent"})
     _link_hook(env)
     assert [r.id for r in _codex_checks(env)] == ["host.codex_hook_trust", "host.codex_hooks"]
+
+
+@pytest.mark.parametrize(
+    ("version", "checks"),
+    [
+        # Measured: 0.77 never read a project's config.toml; 0.79 to 0.87 read it without
+        # trust; from 0.89 only in a trusted project.
+        ("0.77.0", [("host.codex_trust", "fail", "Codex 0.77.0 never reads a project's")]),
+        ("0.87.0", []),
+        ("0.171.0", [("host.codex_trust", "fail", "Codex ignores")]),
+    ],
+)
+def test_what_codex_does_with_an_untrusted_projects_file_depends_on_its_version(
+    home: Path, tmp_path: Path, version: str, checks: list[tuple[str, str, str]]
+) -> None:
+    """`codex --version` prints `codex-cli 0.171.0`; doctor asks the codex on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "codex"
+    program.write_text(f"#!/bin/sh\necho 'codex-cli {version}'\n")
+    program.chmod(0o755)
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    env = HostEnv.from_environ(workspace, {"HOME": str(home), "PATH": str(bin_dir)})
+    _write(workspace / ".codex" / "config.toml", ENTRY)
+
+    trust = [r for r in _codex_checks(env) if r.id == "host.codex_trust"]
+
+    assert [(r.id, r.status) for r in trust] == [(check, status) for check, status, _ in checks]
+    assert all(r.message.startswith(c[2]) for r, c in zip(trust, checks, strict=True))

@@ -1,15 +1,18 @@
-"""What the hosts themselves decided (Claude Code 2.1.197 and 2.1.332, Gemini CLI 0.61.0,
-measured): approval of a project's server, folder trust, servers disabled by name, local
+"""What the hosts themselves decided, as measured with each host's own `mcp list` (Claude
+Code 2.1.197 to 2.1.332, bisected at 2.1.206/2.1.207 and 2.1.231/2.1.232; Gemini CLI 0.27.4
+to 0.61.0): approval of a project's server, folder trust, servers disabled by name, local
 scope, and the host's own version where its behaviour differs."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from engram.hosts.command import HostEnv
 from engram.hosts.host_state import (
     CLAUDE_TRUST_SINCE,
+    GEMINI_TRUST_SINCE,
     claude_approval,
     claude_local_entry,
     gemini_findings,
@@ -44,11 +47,15 @@ def test_approval_is_read_where_claude_records_it(env: HostEnv) -> None:
     assert untrusted.fix == "run `claude` here and accept the trust dialog"
     assert untrusted.detail == (
         "engram is approved in the project's settings, but Claude Code (version unknown: taken"
-        " as 2.1.332 or later) starts it only once the folder is trusted (`claude mcp list`"
+        " as 2.1.207 or later) starts it only once the folder is trusted (`claude mcp list`"
         " shows it as pending approval)"
     )
-    # Claude Code 2.1.197 started it without the folder's trust; 2.1.332 does not.
-    assert claude_approval(env, lambda: (2, 1, 197)) is None
+    # Claude Code 2.1.206 started it without the folder's trust from an untracked
+    # settings.local.json in a Git repository; 2.1.207 does not.
+    (env.workspace / ".git").mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=env.workspace, check=True)
+    assert claude_approval(env, lambda: (2, 1, 206)) is None
+    assert CLAUDE_TRUST_SINCE == (2, 1, 207)
     assert claude_approval(env, lambda: CLAUDE_TRUST_SINCE) is not None
     _write(trust, {"projects": {str(env.workspace): {"hasTrustDialogAccepted": True}}})
     assert claude_approval(env) is None
@@ -76,7 +83,8 @@ def test_a_rejection_wins_over_an_approval(env: HostEnv) -> None:
 
     assert finding is not None
     assert finding.detail == (
-        "Claude Code was told not to start the project's engram server (rejected)"
+        "Claude Code was told not to start the project's engram server (rejected:"
+        " `claude mcp list` leaves it out)"
     )
     assert "claude mcp reset-project-choices" in finding.fix
 
@@ -160,3 +168,46 @@ def test_a_hosts_version_is_what_its_program_says(tmp_path: Path) -> None:
     program.write_text("#!/bin/sh\nexec sleep 30\n")
     assert host_version(str(program), 0.2) is None
     assert host_version(str(tmp_path / "missing"), 5.0) is None
+
+
+def test_claude_trust_is_keyed_by_real_paths_up_to_the_git_root(env: HostEnv) -> None:
+    """From 2.1.232 a trusted parent above the repository counts no more (2.1.231 and
+    older took it); the project's own shared settings approve once the folder is trusted."""
+    root = env.workspace
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    _write(root / ".claude" / "settings.json", {"enabledMcpjsonServers": ["engram"]})
+    above = {"projects": {str(root.parent.resolve()): {"hasTrustDialogAccepted": True}}}
+    _write(env.home / ".claude.json", above)
+    assert claude_approval(env, lambda: (2, 1, 231)) is None
+    assert claude_approval(env, lambda: (2, 1, 232)) is not None
+    assert claude_approval(env) is not None  # unknown: the newest behaviour
+    _write(
+        env.home / ".claude.json",
+        {"projects": {str(root.resolve()): {"hasTrustDialogAccepted": True}}},
+    )
+    assert claude_approval(env, lambda: (2, 1, 332)) is None
+
+
+def test_gemini_trust_by_variable_a_broken_rules_file_and_an_old_gemini(env: HostEnv) -> None:
+    untrusted = HostEnv.from_environ(
+        env.workspace, {"HOME": str(env.home), "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    )
+    assert gemini_findings(untrusted) == []
+    # Folder trust was off by default before 0.28.1.
+    assert GEMINI_TRUST_SINCE == (0, 28, 1)
+    assert gemini_findings(env, lambda: (0, 27, 4)) == []
+    assert [f.check for f in gemini_findings(env, lambda: (0, 28, 1))] == [
+        "host.gemini_folder_trust"
+    ]
+    rules = env.home / ".gemini" / "trustedFolders.json"
+    rules.parent.mkdir(parents=True, exist_ok=True)
+    rules.write_text("{ broken")
+    [broken] = gemini_findings(env)
+    assert broken.detail == f"{rules} cannot be read: Gemini CLI stops at every command (exit 52)"
+    # Of two matching rules as long as each other, the first written decides.
+    folder = env.workspace.resolve()
+    sibling = folder.parent / (folder.name[:-1] + "Z")  # its parent is the workspace's
+    rules.write_text(json.dumps({str(sibling): "TRUST_PARENT", str(folder): "DO_NOT_TRUST"}))
+    assert gemini_findings(env) == []
+    rules.write_text(json.dumps({str(folder): "DO_NOT_TRUST", str(sibling): "TRUST_PARENT"}))
+    assert [f.check for f in gemini_findings(env)] == ["host.gemini_folder_trust"]

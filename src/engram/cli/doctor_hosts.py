@@ -587,6 +587,10 @@ def host_checks(context: DoctorContext) -> Iterator[CheckResult]:
     yield from _hook_checks(context, paths)
 
 
+#: Codex reads a project's ``.codex/config.toml`` from 0.79 (measured: 0.77 did not), and
+#: only in a trusted project from 0.89 (0.79 to 0.87 read it without).
+_CODEX_PROJECT_FILES_SINCE: Version = (0, 79, 0)
+_CODEX_TRUST_SINCE: Version = (0, 89, 0)
 #: What a blocked registration's host is called in a message.
 _TITLES = {"claude": "Claude Code", "gemini": "Gemini CLI", "codex": "Codex"}
 
@@ -651,7 +655,7 @@ def _blockers(
         if finding is not None:
             yield finding
     elif name == "gemini":
-        yield from gemini_findings(env)
+        yield from gemini_findings(env, lambda: _version_of("gemini", context))
     elif name == "codex":
         if registration.entry.get("enabled") is False:
             yield HostFinding(
@@ -665,8 +669,17 @@ def _blockers(
             root = codex.project_root(env.workspace, codex_config)
             level = codex.trust_level(codex_config, root)
             if level != "trusted":
-                files = _codex_files(context, [registration])
-                yield _codex_trust_finding(root, level, files, user)
+                found = _version_of("codex", context)
+                if found is not None and found < _CODEX_PROJECT_FILES_SINCE:
+                    shown = ".".join(map(str, found))
+                    yield HostFinding(
+                        "host.codex_trust",
+                        f"Codex {shown} never reads a project's .codex/config.toml",
+                        "engram link codex --global (or upgrade Codex)",
+                    )
+                elif found is None or found >= _CODEX_TRUST_SINCE:
+                    files = _codex_files(context, [registration])
+                    yield _codex_trust_finding(root, level, files, user)
 
 
 def _version_of(program: str, context: DoctorContext) -> Version | None:

@@ -72,6 +72,13 @@ _MODULE_PREFIX = ("-m", "engram.mcp")
 #: in step with the server's own parser): flags, and options that take a value.
 SERVER_FLAGS = frozenset({"--always-load", "--no-elicitation"})
 SERVER_VALUED_OPTIONS = frozenset({"--host-profile", "--root", "--http"})
+#: Variables a host reads to decide whether it starts a project's servers (Gemini CLI's
+#: folder trust); nothing else of the environment is kept.
+HOST_VARIABLES = (
+    "GEMINI_CLI_TRUST_WORKSPACE",
+    "GEMINI_RESTRICTED_MODE",
+    "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+)
 #: Package runners a re-pin may replace: they fetch engram-mcp and run it on this
 #: machine, as the command engram writes does. Each is the runner program's name and
 #: the words of its run subcommand.
@@ -95,8 +102,11 @@ class HostEnv:
     #: Whether this engram was installed from a package index (which then holds its
     #: version, so a runner pinned to it can fetch it).
     from_index: bool = False
-    #: ``$SHELL``: the shell a new terminal starts (:meth:`new_shell_which`).
+    #: ``$SHELL``: the shell a new terminal starts (:func:`new_shell_path`).
     shell: str | None = None
+    #: The variables of this environment that change what a host decides
+    #: (:data:`HOST_VARIABLES`), and only those.
+    host_variables: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def ephemeral(self) -> bool:
@@ -128,6 +138,7 @@ class HostEnv:
             state_home=Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else None,
             from_index=_installed_from_index(),
             shell=env.get("SHELL") or None,
+            host_variables={name: env[name] for name in HOST_VARIABLES if name in env},
         )
 
 

@@ -18,15 +18,16 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from engram.errors import HostConfigError
 from engram.hosts.command import HostEnv
-from engram.hosts.files import read_text
+from engram.hosts.files import git_state, read_text
 from engram.hosts.jsonc import parse, to_python
 
 __all__ = [
     "CLAUDE_TRUST_SINCE",
+    "GEMINI_TRUST_SINCE",
     "HostFinding",
     "Version",
     "claude_approval",
@@ -38,8 +39,8 @@ __all__ = [
 SERVER = "engram"
 Version = tuple[int, int, int]
 #: The first Claude Code that starts a project's approved ``.mcp.json`` server only in a
-#: folder whose trust dialog the person accepted (2.1.197 did not ask for it).
-CLAUDE_TRUST_SINCE: Version = (2, 1, 332)
+#: folder whose trust dialog the person accepted (measured: 2.1.206 did not ask for it).
+CLAUDE_TRUST_SINCE: Version = (2, 1, 207)
 
 
 @dataclass(frozen=True)
@@ -110,53 +111,91 @@ def claude_approval(
     person).
 
     Claude Code records the choice in ``.claude/settings.local.json`` (older versions:
-    ``~/.claude.json`` under the project, which it moves there), or for every project
-    in ``~/.claude/settings.json``; a rejection wins over an approval. Since
-    :data:`CLAUDE_TRUST_SINCE` a project's own approval counts only once the person
-    accepted the folder's trust dialog (``hasTrustDialogAccepted`` under the project in
-    ``~/.claude.json``); ``version`` is asked only then (``None``: unknown, taken as
-    the newer behaviour).
+    ``~/.claude.json`` under the project, which it moves there), for the team in the
+    project's ``.claude/settings.json``, or for every project in
+    ``~/.claude/settings.json``; a rejection wins over an approval. Only the user's own
+    approval counts in a folder nobody trusted: the project's needs the folder's trust
+    dialog accepted (``hasTrustDialogAccepted`` in ``~/.claude.json`` under the real
+    path of the folder or a parent up to its Git root). Before :data:`CLAUDE_TRUST_SINCE`
+    an untracked or ignored ``settings.local.json`` in a Git repository, and the older
+    ``~/.claude.json`` place, counted without it; before 2.1.232 a trusted folder above
+    the Git root counted too. ``version`` is asked only when the answer depends on it
+    (``None``: unknown, taken as the newest behaviour).
     """
     local = env.workspace / ".claude" / "settings.local.json"
     user = _json(env.home / ".claude" / "settings.json")
-    project = _legacy_project_state(env) or {}
+    state = _json(env.home / ".claude.json")
+    projects = state.get("projects") if isinstance(state, dict) else None
+    projects = projects if isinstance(projects, dict) else {}
+    legacy = _project_entry(projects, env.workspace) or {}
     local_settings = _json(local)
-    sources = [s for s in (local_settings, user, project) if isinstance(s, dict)]
+    shared = _json(env.workspace / ".claude" / "settings.json")
+    sources = [s for s in (local_settings, shared, user, legacy) if isinstance(s, dict)]
     if any(SERVER in _names(s.get("disabledMcpjsonServers")) for s in sources):
         return HostFinding(
             "host.claude_approval",
-            "Claude Code was told not to start the project's engram server (rejected)",
+            "Claude Code was told not to start the project's engram server (rejected:"
+            " `claude mcp list` leaves it out)",
             f'remove "{SERVER}" from disabledMcpjsonServers in {local}, or run'
             " `claude mcp reset-project-choices` here and approve engram when claude asks",
         )
     if isinstance(user, dict) and _approves(user):
         return None
-    project_approves = any(_approves(s) for s in (local_settings, project) if isinstance(s, dict))
-    if project_approves and project.get("hasTrustDialogAccepted") is True:
-        return None
-    if project_approves:
-        found = version()
-        if found is not None and found < CLAUDE_TRUST_SINCE:
-            return None
-        since = ".".join(map(str, CLAUDE_TRUST_SINCE))
-        which = (
-            f"Claude Code {'.'.join(map(str, found))}"
-            if found
-            else f"Claude Code (version unknown: taken as {since} or later)"
-        )
+    project = [s for s in (local_settings, shared, legacy) if isinstance(s, dict) and _approves(s)]
+    if not project:
         return HostFinding(
             "host.claude_approval",
-            f"engram is approved in the project's settings, but {which} starts it only once"
-            " the folder is trusted (`claude mcp list` shows it as pending approval)",
-            "run `claude` here and accept the trust dialog",
+            "Claude Code has not been told to start the project's engram server yet"
+            " (`claude mcp list` shows it as pending approval)",
+            f'run `claude` here, trust the folder and approve engram (or add "{SERVER}" to'
+            f" enabledMcpjsonServers in {local})",
         )
+    if _claude_trusted(env, projects, version):
+        return None
+    found = version()
+    if found is not None and found < CLAUDE_TRUST_SINCE:
+        untracked = local_settings in project and git_state(local) in ("untracked", "ignored")
+        if legacy in project or untracked:
+            return None
+    since = ".".join(map(str, CLAUDE_TRUST_SINCE))
+    which = (
+        f"Claude Code {'.'.join(map(str, found))}"
+        if found
+        else f"Claude Code (version unknown: taken as {since} or later)"
+    )
     return HostFinding(
         "host.claude_approval",
-        "Claude Code has not been told to start the project's engram server yet"
-        " (`claude mcp list` shows it as pending approval)",
-        f'run `claude` here, trust the folder and approve engram (or add "{SERVER}" to'
-        f" enabledMcpjsonServers in {local})",
+        f"engram is approved in the project's settings, but {which} starts it only once"
+        " the folder is trusted (`claude mcp list` shows it as pending approval)",
+        "run `claude` here and accept the trust dialog",
     )
+
+
+#: The first Claude Code that counts no trusted folder above the project's Git root.
+_CLAUDE_ROOT_TRUST_SINCE: Version = (2, 1, 232)
+
+
+def _claude_trusted(
+    env: HostEnv, projects: dict[str, Any], version: Callable[[], Version | None]
+) -> bool:
+    """Whether the person accepted Claude Code's trust dialog for the workspace: keyed
+    by real paths, on the folder or a parent up to its Git root (or above it, before
+    2.1.232)."""
+    folder = env.workspace.resolve()
+    chain = [folder, *folder.parents]
+    root = next((f for f in chain if (f / ".git").exists()), folder)
+    within = chain[: chain.index(root) + 1]
+
+    def trusted(path: Path) -> bool:
+        entry = projects.get(str(path))
+        return isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True
+
+    if any(trusted(path) for path in within):
+        return True
+    if not any(trusted(path) for path in chain[len(within) :]):
+        return False
+    found = version()
+    return found is not None and found < _CLAUDE_ROOT_TRUST_SINCE
 
 
 def _approves(settings: dict[str, Any]) -> bool:
@@ -165,22 +204,37 @@ def _approves(settings: dict[str, Any]) -> bool:
     )
 
 
-def _legacy_project_state(env: HostEnv) -> dict[str, Any] | None:
-    state = _json(env.home / ".claude.json")
-    projects = state.get("projects") if isinstance(state, dict) else None
-    project = projects.get(str(env.workspace)) if isinstance(projects, dict) else None
-    return project if isinstance(project, dict) else None
+def _project_entry(projects: dict[str, Any], workspace: Path) -> dict[str, Any] | None:
+    for key in dict.fromkeys((str(workspace), str(workspace.resolve()))):
+        project = projects.get(key)
+        if isinstance(project, dict):
+            return project
+    return None
 
 
-def gemini_findings(env: HostEnv) -> list[HostFinding]:
-    """What keeps Gemini CLI from starting engram here: an untrusted folder (Gemini
-    disables every MCP server in a folder it does not trust, the user's own included),
-    a server disabled by name, or one excluded (or not allowed) by the user's
-    settings."""
+def gemini_findings(
+    env: HostEnv, version: Callable[[], Version | None] = lambda: None
+) -> list[HostFinding]:
+    """What keeps Gemini CLI from starting engram here: an untrusted folder (from
+    :data:`GEMINI_TRUST_SINCE` Gemini disables every MCP server in a folder it does not
+    trust, the user's own included; ``version`` is asked only then), a folder-trust file
+    it cannot read (every command stops), a server disabled by name, or one excluded
+    (or not allowed) by the user's settings."""
     found = []
     settings = _json(env.home / ".gemini" / "settings.json")
     settings = settings if isinstance(settings, dict) else {}
-    if not _gemini_trusts(env, settings):
+    rules = _gemini_rules(env)
+    trusted = _gemini_trusts(env, settings, rules)
+    if trusted is None:
+        found.append(
+            HostFinding(
+                "host.gemini_folder_trust",
+                f"{_gemini_rules_path(env)} cannot be read: Gemini CLI stops at every command"
+                " (exit 52)",
+                f"fix or delete {_gemini_rules_path(env)}, then trust this folder in gemini",
+            )
+        )
+    elif not trusted and not _gemini_trust_off(version):
         found.append(
             HostFinding(
                 "host.gemini_folder_trust",
@@ -218,23 +272,61 @@ def gemini_findings(env: HostEnv) -> list[HostFinding]:
     return found
 
 
-def _gemini_trusts(env: HostEnv, settings: dict[str, Any]) -> bool:
-    """Gemini's folder trust: on unless the user turned it off; a folder is trusted by
-    its own rule or an ancestor's (``TRUST_FOLDER``), or by a ``TRUST_PARENT`` rule on
-    one of its children's parents."""
+#: The first Gemini CLI whose folder trust is on by default (0.27.4 had it off).
+GEMINI_TRUST_SINCE: Version = (0, 28, 1)
+#: What ``trustedFolders.json`` holds when it cannot be read (Gemini then stops).
+_BROKEN: Final = object()
+
+
+def _gemini_trust_off(version: Callable[[], Version | None]) -> bool:
+    found = version()
+    return found is not None and found < GEMINI_TRUST_SINCE
+
+
+def _gemini_rules_path(env: HostEnv) -> Path:
+    chosen = env.host_variables.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+    return Path(chosen) if chosen else env.home / ".gemini" / "trustedFolders.json"
+
+
+def _gemini_rules(env: HostEnv) -> dict[str, Any] | object | None:
+    """The folder-trust rules; ``None`` when there is no file, :data:`_BROKEN` when
+    Gemini could not read it either."""
+    path = _gemini_rules_path(env)
+    if not path.exists():
+        return None
+    rules = _json(path)
+    return rules if isinstance(rules, dict) else _BROKEN
+
+
+def _gemini_trusts(
+    env: HostEnv, settings: dict[str, Any], rules: dict[str, Any] | object | None
+) -> bool | None:
+    """Gemini's folder trust (``None``: its rules cannot be read): on unless the user
+    turned it off (``security.folderTrust.enabled: false`` in the user's settings, or
+    ``GEMINI_CLI_TRUST_WORKSPACE``); a folder is trusted by its own rule or an
+    ancestor's (``TRUST_FOLDER``), or by a ``TRUST_PARENT`` rule on one of its
+    children's parents; the longest matching rule decides (the first of equal ones)."""
+    variables = env.host_variables
+    if variables.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
+        return True
+    if "false" in (variables.get("GEMINI_CLI_TRUST_WORKSPACE"),) or (
+        variables.get("GEMINI_RESTRICTED_MODE") == "true"
+    ):
+        return False
     security = settings.get("security") if isinstance(settings.get("security"), dict) else {}
     folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
     if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
         return True
-    rules = _json(env.home / ".gemini" / "trustedFolders.json")
+    if rules is _BROKEN:
+        return None
     if not isinstance(rules, dict):
         return False
-    verdict: bool | None = None
+    verdict, longest = False, -1
     workspace = env.workspace.resolve()
-    for path, rule in sorted(rules.items(), key=lambda item: len(item[0])):
+    for path, rule in rules.items():
         folder = Path(path)
         if rule == "TRUST_PARENT":
             folder = folder.parent
-        if workspace == folder or workspace.is_relative_to(folder):
-            verdict = rule in ("TRUST_FOLDER", "TRUST_PARENT")
-    return bool(verdict)
+        if (workspace == folder or workspace.is_relative_to(folder)) and len(path) > longest:
+            verdict, longest = rule in ("TRUST_FOLDER", "TRUST_PARENT"), len(path)
+    return verdict
