@@ -26,7 +26,7 @@ from engram.errors import (
     UnknownMemory,
 )
 from engram.project.adopt import AdoptionPlan, plan_adoption, record_adoption
-from engram.project.approvals import Pending, Proposals
+from engram.project.approvals import Pending, Proposals, Proposer
 from engram.project.catalog import Catalog
 from engram.project.commit import Changes, Planned, planned, recover_commits, write_candidates
 from engram.project.config import RULE_VARIANTS, Config, load_config, save_config
@@ -524,11 +524,11 @@ class ProjectMemory:
         self._refresh_now()
         return NoteSaved(note.id, layout.relative(path), str(note.get("valid_until")))
 
-    def note_token(self, note: Memory) -> str:
+    def note_token(self, note: Memory, by: Proposer) -> str:
         pending = Pending(
             "note", [_memory_json(note)], [{"kind": "NOTE", "target": note.id}], note.scope
         )
-        return self.proposals().create(pending)
+        return self.proposals().create(pending, by=by)
 
     def promote(self, note_id: str) -> Promoted:
         """Make a working note durable (the only way to)."""
