@@ -126,7 +126,9 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         if decision not in ("approve", "decline"):
             return pages.render(request, "refused.html", 400, reason="choose approve or decline")
         outcome = project.review(
-            request.path_params["proposal_id"], form.get("digest", ""), decision == "approve"
+            request.path_params["proposal_id"],
+            form.get("digest", ""),
+            "all" if decision == "approve" else [],
         )
         written = len(outcome.written) if outcome is not None else 0
         done = f"approved: {written} written" if outcome is not None else "declined"
