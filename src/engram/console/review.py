@@ -114,12 +114,16 @@ def who_proposed(proposer: Proposer) -> str:
     gave them), the session and the agent, each where known."""
     if not proposer.known:
         return "Who proposed it was not recorded (an older engram took this proposal)."
-    name = " ".join(_name(part) for part in (proposer.client, proposer.version) if part)
-    title = _name(proposer.title)
-    if title and name:
-        client = f"{title} ({name})"
+    title, name, version = (
+        _name(text) for text in (proposer.title, proposer.client, proposer.version)
+    )
+    named = " ".join(part for part in (name, version) if part)
+    if title:
+        client = f"{title} ({named})" if named else title
+    elif name:
+        client = named
     else:
-        client = title or name or "a client that gave no name"
+        client = "a client that gave no name" + (f" (version {version})" if version else "")
     parts = [f"By {client} over MCP"]
     if proposer.session:
         parts.append(f"session {_name(proposer.session)}")
