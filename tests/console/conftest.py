@@ -179,7 +179,11 @@ def screenshot(driver: WebDriver, name: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     height = driver.execute_script("return document.body.scrollHeight")
-    driver.set_window_size(1280, max(700, min(int(height) + 40, 2400)))
+    # The window's own frame takes part of its height (about 140 px in headless chromium):
+    # without it, the end of a page taller than 660 px was cut off.
+    frame = driver.execute_script("return window.outerHeight - window.innerHeight")
+    driver.set_window_size(1280, max(700, min(int(height), 2400) + int(frame)))
+    driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(str(path))
     driver.set_window_size(1280, 1000)
     return path

@@ -23,6 +23,7 @@ from engram.testing import (
     data_of,
     envelope,
     host_profile,
+    legacy_init,
     now_ms,
     value,
 )
@@ -129,24 +130,32 @@ def test_a_hybrid_search_shows_each_channels_part_and_the_cosine(
         def ranked_by_both(driver: WebDriver) -> bool:
             # The console embeds in the background: searches rank lexically until then.
             driver.get(console.origin + "/project/search?q=how+often+do+we+retry+a+payment")
-            return "semantic" in _by_css(driver, "p.meta").text
+            return "close it is in meaning" in _by_css(driver, "#ranking").text
 
         WebDriverWait(browser, 60, poll_frequency=0.5).until(ranked_by_both)
-        meta = _by_css(browser, "p.meta").text
-        assert "convex(lexical=0.2, semantic=0.8)" in meta
+        ranking = _by_css(browser, "#ranking")
+        assert "convex(" not in ranking.text  # the formula is folded away
         first = _by_css(browser, "#results tbody tr")
         assert "payment-retries" in first.text
+        assert _by_css(first, "td.why").text == (
+            "close in meaning; it holds none of the question's words"
+        )
+        assert "semantic #1" not in first.text
+        _by_css(first, "td.score summary").click()  # one click away
         assert "semantic #1" in first.text
         assert "cosine 0." in first.text
+        assert "0.8 × (0." in _by_css(first, "td.score details").text
+        _by_css(ranking, "summary").click()
+        assert "convex(lexical=0.2, semantic=0.8)" in ranking.text
         assert len(_all_css(browser, "#results svg.share rect.kind-semantic")) >= 1
         screenshot(browser, "project-search-hybrid")
     finally:
         console.stop()
 
 
-def _propose(agent: LineClient) -> str:
-    """The agent proposes two memories: the token flow."""
-    data = data_of(call(agent, "engram_save_session", {"text": LINES}))
+def _propose(agent: LineClient, lines: str = LINES) -> str:
+    """The agent proposes memories (two unless told): the token flow."""
+    data = data_of(call(agent, "engram_save_session", {"text": lines}))
     assert data["saved"] is False
     return str(data["approval_token"])
 
@@ -170,11 +179,14 @@ def test_approving_a_proposal_in_the_page_writes_its_memory_files(
         browser.get(console.origin + "/project/proposals")
         assert "<b>never</b>" in _by_css(browser, "#proposal-1").text  # shown, not obeyed
         assert _all_css(browser, "#proposal-1 b") == []
-        screenshot(browser, "project-proposals")
 
         _click(browser, "#proposal-1 button.approve")
 
-        assert _by_css(browser, "#done").text == "approved: 2 written"
+        assert _by_css(browser, "#done").text == (
+            "Approved all: wrote rules/run-the-release-script-only-from-a-clean-checkout.md"
+            " (ADD), knowledge/knowledge-payment-retries-back-off-exponentially-with-jitter"
+            "-2987a183.md (ADD)."
+        )
         assert _by_css(browser, "#none-waiting").text == "No proposal is waiting."
     assert project.files() == [
         "knowledge/knowledge-payment-retries-back-off-exponentially-with-jitter-2987a183.md",
@@ -192,10 +204,93 @@ def test_declining_a_proposal_writes_nothing_and_the_agents_commit_is_told_why(
     with _signed_in(browser, project) as console:
         browser.get(console.origin + "/project/proposals")
         _click(browser, "#proposal-1 button.decline")
-        assert _by_css(browser, "#done").text == "declined"
+        assert _by_css(browser, "#done").text == (
+            "Declined: nothing was written, and the agent's commit will be told so."
+        )
     assert project.files() == []
     error = _commit_error(agent, token)
     assert error["message"] == "approval was declined in the approval dialog"
+
+
+#: Three candidates: one superseding a rule, one updating another, one new.
+REVIEWED = (
+    "TYPE: rule | TEXT: Run unit tests before every push | TRIGGERS: push, release\n"
+    "TYPE: rule | TEXT: Deploy on Wednesdays | UPDATE: deploy-on-tuesdays\n"
+    "TYPE: knowledge | TEXT: Payment retries back off exponentially with jitter,"
+    " <b>never</b> in a tight loop | CONTEXT: the processor rate-limits bursts\n"
+)
+CLAUDE = {"name": "claude-code", "title": "Claude Code", "version": "2.1.3"}
+
+
+def test_a_person_approves_some_candidates_of_a_proposal_and_declines_the_rest(
+    project: Project, tmp_path: Path, browser: WebDriver
+) -> None:
+    project.write_memory("unit-tests-first", "rule", "Run unit tests before push")
+    project.engram("ss", "-f", stdin="TYPE: rule | TEXT: Deploy on Tuesdays\n")
+    profile = host_profile(tmp_path / "host", principal="alice", agent_id="agent-7")
+    with project.start("--host-profile", str(profile)) as agent:
+        legacy_init(agent, client_info=CLAUDE)
+        token = _propose(agent, REVIEWED)
+        [entry] = project.pending_proposals().values()
+        with _signed_in(browser, project) as console:
+            browser.get(console.origin + "/project/proposals")
+            assert _by_css(browser, "#proposer-1").text == (
+                "By Claude Code (claude-code 2.1.3) over MCP"
+                f" · session {entry['proposer']['session']} · agent agent-7"
+            )
+            first = _by_css(browser, "#candidate-1-1")
+            assert first.text.startswith(
+                "1. New rule, in place of unit-tests-first SUPERSEDE\n"
+                "Run unit tests before every push\nCONTENT\n"
+                "Run unit tests before every push\n"
+                "triggers: push, release · supersedes: unit-tests-first\n"
+                "Approving it creates rules/run-unit-tests-before-every-push.md, and marks"
+                " rules/unit-tests-first.md (unit-tests-first) superseded: kept, no longer"
+                " loaded.\n"
+            )
+            assert "--- old: rules/unit-tests-first.md (unit-tests-first)\n" in first.text
+            assert "-- Run unit tests before push\n" in first.text
+            assert "schema_version" not in first.text  # folded
+            assert _all_css(browser, "#candidate-1-3 b") == []  # shown, not obeyed
+            screenshot(browser, "project-proposals")
+            _by_css(browser, "#candidate-1-3 details.frontmatter summary").click()
+            assert "schema_version: 3" in _by_css(browser, "#candidate-1-3").text
+            screenshot(browser, "project-proposal-frontmatter")
+
+            # Nothing chosen: the browser asks for a choice and sends nothing.
+            _by_css(browser, "#proposal-1 button.decide").click()
+            first_choice = _by_css(browser, "#candidate-1-1 input[value=approve]")
+            assert first_choice.get_property("validationMessage")
+            assert _all_css(browser, "#done") == []
+
+            _by_css(browser, "#candidate-1-1 input[value=approve]").click()
+            _by_css(browser, "#candidate-1-2 input[value=decline]").click()
+            _by_css(browser, "#candidate-1-3 input[value=approve]").click()
+            _click(browser, "#proposal-1 button.decide")
+
+            knowledge = (
+                "knowledge/knowledge-payment-retries-back-off-exponentially-with-jitter-2987a183.md"
+            )
+            assert _by_css(browser, "#done").text == (
+                "Approved candidates 1 and 3, declined candidate 2: wrote"
+                " rules/run-unit-tests-before-every-push.md (SUPERSEDE unit-tests-first),"
+                f" {knowledge} (ADD)."
+            )
+            screenshot(browser, "project-proposals-decided")
+        error = _commit_error(agent, token)
+    assert error["message"] == "approval_token was already used"
+    assert project.files() == [
+        knowledge,
+        "rules/deploy-on-tuesdays.md",
+        "rules/run-unit-tests-before-every-push.md",
+        "rules/unit-tests-first.md",
+    ]
+    rules = project.base / "rules"
+    assert "- Deploy on Tuesdays" in (rules / "deploy-on-tuesdays.md").read_text()
+    assert (
+        "superseded_by: run-unit-tests-before-every-push"
+        in (rules / "unit-tests-first.md").read_text()
+    )
 
 
 def test_the_project_views_show_memories_search_scores_and_what_a_task_loads(
@@ -220,15 +315,22 @@ def test_the_project_views_show_memories_search_scores_and_what_a_task_loads(
         assert _by_css(browser, "#health").text == "Health: missing hash"
         screenshot(browser, "project-memory")
 
-        browser.get(console.origin + "/project/search?q=release+changelog")
+        browser.get(console.origin + "/project/search?q=release+changelog+deploy")
         first = _by_css(browser, "#results tbody tr")
         assert "release-checklist" in first.text
+        assert _by_css(first, "td.why").text == (
+            "matched 'release' in the title and the text, 'changelog' in the text (not 'deploy')"
+        )
+        assert "bm25(" not in _by_css(browser, "#ranking").text
+        _by_css(first, "td.score summary").click()
         assert "lexical #1" in first.text
+        assert "= BM25 " in _by_css(first, "td.score details").text
         assert len(_all_css(browser, "#results svg.share rect.kind-lexical")) >= 1
         screenshot(browser, "project-search")
 
         browser.get(console.origin + "/project/load?task=tag+the+release&budget=800")
-        assert "release-checklist" in _by_css(browser, "#explain").text
+        row = _by_css(browser, "#explain tbody tr")
+        assert row.text.startswith("release-checklist yes matched 'release' in the title and")
         assert _by_css(browser, "#packed").text.startswith("# Engram memory for: tag the release")
         screenshot(browser, "project-load")
 
@@ -488,13 +590,16 @@ def test_actions_without_the_session_from_another_page_or_replayed_are_refused(
     with _signed_in(browser, project) as console:
         browser.get(console.origin + "/project/proposals")
         replay = browser.execute_script(
-            "return document.querySelector('#proposal-1 form.inline').outerHTML"
+            "return document.querySelector('#proposal-1 form').outerHTML"
         )
         _click(browser, "#proposal-1 button.approve")
-        assert _by_css(browser, "#done").text == "approved: 2 written"
+        assert _by_css(browser, "#done").text.startswith("Approved all: wrote ")
         browser.execute_script(
             "document.body.insertAdjacentHTML('beforeend', arguments[0]);"
-            " document.body.lastElementChild.submit();",
+            " const form = document.body.lastElementChild;"
+            " form.insertAdjacentHTML('beforeend',"
+            " '<input type=hidden name=decision value=approve>');"
+            " form.submit();",
             replay,
         )
         assert _by_css(browser, "#refusal").text == (

@@ -376,3 +376,26 @@ def test_the_governed_pages_serve_a_postgresql_store(
     assert "the chain verifies: 6 events" in journal  # 2 captures, 2 admissions, confirm, forget
     assert audit.count("<td>forget</td>") == 2  # refused at the gate, then run
     assert "Nothing to confirm." in overview
+
+
+def test_a_score_is_said_in_words_and_its_formula_is_folded(project: Project) -> None:
+    project.write_memory("release-checklist", "rule", "Tag the release after the changelog.")
+    console = start_console(project)
+    try:
+        cookie = _log_in(console)
+        search = _page(console, "/project/search?q=release+changelog+deploy", cookie)
+        load = _page(console, "/project/load?task=tag+the+release", cookie)
+    finally:
+        console.stop()
+
+    assert (
+        '<td class="why">matched &#39;release&#39; in the title and the text,'
+        " &#39;changelog&#39; in the text (not &#39;deploy&#39;)</td>"
+    ) in search
+    folded = search.index('<details class="formula"><summary>How a score is computed</summary>')
+    assert search.index("bm25(k1=1.2, b=0.75") > folded
+    assert "Ranked by the words each memory shares with your question.</p>" in search
+    assert (
+        '<td class="why">matched &#39;release&#39; in the title and the text,'
+        " &#39;tag&#39; in the text</td>"
+    ) in load

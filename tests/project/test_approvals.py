@@ -18,6 +18,7 @@ from engram.project.approvals import (
     ApprovalTampered,
     Pending,
     Proposals,
+    Proposer,
 )
 from engram.project.layout import Layout
 from engram.project.proposals import CandidateError, parse_candidate_lines
@@ -25,12 +26,14 @@ from engram.project.workspace import ProjectMemory
 from tests.project.conftest import write_memory_file
 
 TWO = "TYPE: rule | TEXT: Use tabs\nTYPE: knowledge | TEXT: The staging host is bluebird\n"
+#: Who the tests' proposals come from, as engram-mcp records a client.
+AGENT = Proposer("test-client", "Test Client", "1.0", "ses_0123456789abcdef", "agent-7")
 
 
 def propose(memory: ProjectMemory, lines: str = TWO) -> str:
     """Propose candidates and return the approval token (as engram_save does)."""
     proposal = memory.propose(parse_candidate_lines(lines), "workspace")
-    return memory.proposals().create(proposal.pending())
+    return memory.proposals().create(proposal.pending(), by=AGENT)
 
 
 def md_files(layout: Layout) -> list[str]:
@@ -106,7 +109,7 @@ def _pending() -> Pending:
 def test_a_token_works_until_30_minutes_have_passed(layout: Layout) -> None:
     clock = Clock()
     proposals = Proposals(layout.pending, str(layout.root), clock=clock)
-    token = proposals.create(_pending())
+    token = proposals.create(_pending(), by=AGENT)
 
     clock.now += TOKEN_TTL_MS - 1
 
@@ -116,7 +119,7 @@ def test_a_token_works_until_30_minutes_have_passed(layout: Layout) -> None:
 def test_a_token_expires_after_30_minutes(layout: Layout) -> None:
     clock = Clock()
     proposals = Proposals(layout.pending, str(layout.root), clock=clock)
-    token = proposals.create(_pending())
+    token = proposals.create(_pending(), by=AGENT)
 
     clock.now += TOKEN_TTL_MS + 1
 
@@ -128,7 +131,7 @@ def test_a_token_expires_after_30_minutes(layout: Layout) -> None:
 def test_a_token_is_refused_in_another_workspace_and_still_works_in_its_own(
     layout: Layout,
 ) -> None:
-    token = Proposals(layout.pending, str(layout.root)).create(_pending())
+    token = Proposals(layout.pending, str(layout.root)).create(_pending(), by=AGENT)
 
     with pytest.raises(ApprovalError) as refused:
         Proposals(layout.pending, str(layout.root / "elsewhere")).take(token)
@@ -177,7 +180,7 @@ def test_a_proposal_declined_in_the_dialog_fails_commit_with_the_decline_message
     memory: ProjectMemory, layout: Layout
 ) -> None:
     proposal = memory.propose(parse_candidate_lines(TWO), "workspace")
-    token = memory.proposals().create(proposal.pending(), state="declined")
+    token = memory.proposals().create(proposal.pending(), by=AGENT, state="declined")
 
     with pytest.raises(ApprovalDeclined) as refused:
         memory.commit(token, "all")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engram.project.approvals import Proposer
 from engram.project.layout import Layout
 from engram.project.notes import InstructionRefused
 from engram.project.packing import estimate_tokens
@@ -89,7 +90,7 @@ def test_a_note_committed_with_its_approval_token_is_written_to_working(
     memory: ProjectMemory, layout: Layout
 ) -> None:
     note = memory.note("The cache warms slowly", "", "knowledge", "workspace")
-    token = memory.note_token(note)
+    token = memory.note_token(note, Proposer())
     assert md_files(layout) == []
 
     outcome = memory.commit(token, "all")
@@ -110,7 +111,7 @@ def test_a_global_note_committed_with_its_token_is_written_to_the_global_working
     memory: ProjectMemory, layout: Layout, global_dir: Path
 ) -> None:
     note = memory.note("The cache warms slowly", "", "knowledge", "global")
-    token = memory.note_token(note)
+    token = memory.note_token(note, Proposer())
 
     outcome = memory.commit(token, "all")
 

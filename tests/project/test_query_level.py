@@ -12,6 +12,7 @@ import pytest
 
 from engram.canonical import digest
 from engram.errors import ApprovalTampered
+from engram.project.approvals import Proposer
 from engram.project.layout import Layout
 from engram.project.proposals import Candidate
 from engram.project.workspace import ProjectMemory
@@ -101,7 +102,9 @@ def test_force_at_the_default_level_writes_the_add_it_showed(
 def test_a_commit_recomputes_verdicts_at_the_level_of_its_proposal(
     buried: ProjectMemory, layout: Layout
 ) -> None:
-    token = buried.proposals().create(buried.propose([CANDIDATE], "workspace", 50).pending())
+    token = buried.proposals().create(
+        buried.propose([CANDIDATE], "workspace", 50).pending(), by=Proposer()
+    )
     assert _pending_entry(layout)[1]["query_level"] == 50
 
     outcome = buried.commit(token, "all")
@@ -153,9 +156,11 @@ def test_a_verdict_that_changed_since_the_preview_is_deferred_even_when_forced(
 def test_a_pending_entry_from_before_query_levels_were_stored_commits_at_the_default_level(
     buried: ProjectMemory, layout: Layout
 ) -> None:
-    token = buried.proposals().create(buried.propose([CANDIDATE], "workspace").pending())
+    token = buried.proposals().create(
+        buried.propose([CANDIDATE], "workspace").pending(), by=Proposer()
+    )
     stored, entry = _pending_entry(layout)
-    del entry["query_level"]
+    del entry["query_level"], entry["proposer"]  # an older engram recorded neither
     old_keys = ("workspace", "kind", "scope", "candidates", "verdicts")
     entry["candidates_digest"] = digest("proposal", {key: entry[key] for key in old_keys})
     layout.pending.write_text(json.dumps(stored))
@@ -169,7 +174,9 @@ def test_a_pending_entry_from_before_query_levels_were_stored_commits_at_the_def
 def test_an_edited_query_level_fails_the_integrity_check(
     buried: ProjectMemory, layout: Layout, edit: str
 ) -> None:
-    token = buried.proposals().create(buried.propose([CANDIDATE], "workspace", 50).pending())
+    token = buried.proposals().create(
+        buried.propose([CANDIDATE], "workspace", 50).pending(), by=Proposer()
+    )
     stored, entry = _pending_entry(layout)
     if edit == "lowered":
         entry["query_level"] = 8
@@ -188,7 +195,9 @@ def test_an_edited_query_level_fails_the_integrity_check(
 def test_a_query_level_that_is_not_a_positive_integer_fails_the_integrity_check(
     buried: ProjectMemory, layout: Layout, level: object
 ) -> None:
-    token = buried.proposals().create(buried.propose([CANDIDATE], "workspace", 50).pending())
+    token = buried.proposals().create(
+        buried.propose([CANDIDATE], "workspace", 50).pending(), by=Proposer()
+    )
     stored, entry = _pending_entry(layout)
     entry["query_level"] = level
     keys = ("workspace", "kind", "scope", "candidates", "verdicts", "query_level")

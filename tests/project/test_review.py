@@ -1,16 +1,29 @@
 """What the review console asks of project memory: the proposals waiting (by id, never
-by token), a person's approval or decline bound to the proposal's digest and spent once,
-each file's health from the index, and the search receipt of each channel's rank."""
+by token) with who proposed them, a person's approval (whole or of some candidates) or
+decline bound to the proposal's digest and spent once, what each approval writes file by
+file, each file's health from the index, the search receipt of each channel's rank, and
+which of a question's words each memory holds."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from engram.project.approvals import ApprovalDeclined, ApprovalError, ApprovalTampered
+from engram.canonical import digest
+from engram.project.approvals import (
+    ApprovalDeclined,
+    ApprovalError,
+    ApprovalTampered,
+    Proposer,
+)
 from engram.project.layout import Layout
+from engram.project.proposals import CandidateError
 from engram.project.workspace import ProjectMemory
 from tests.project.conftest import write_memory_file
-from tests.project.test_approvals import TWO, md_files, propose
+from tests.project.test_approvals import AGENT, TWO, md_files, propose
+
+THREE = TWO + "TYPE: skill | TEXT: Profile slow tests with pytest durations\n"
 
 
 def test_waiting_lists_a_proposal_by_the_hash_of_its_token_with_its_digest(
@@ -37,7 +50,7 @@ def test_approving_in_review_writes_every_candidate_and_spends_the_token(
     token = propose(memory)
     [waiting] = memory.proposals().waiting()
 
-    outcome = memory.review(waiting.proposal_id, waiting.digest, approve=True)
+    outcome = memory.review(waiting.proposal_id, waiting.digest, approve="all")
 
     assert outcome is not None
     assert [entry["verdict"] for entry in outcome.written] == ["ADD", "ADD"]
@@ -47,10 +60,95 @@ def test_approving_in_review_writes_every_candidate_and_spends_the_token(
     ]
     assert memory.proposals().waiting() == []
     with pytest.raises(ApprovalError) as again:
-        memory.review(waiting.proposal_id, waiting.digest, approve=True)
+        memory.review(waiting.proposal_id, waiting.digest, approve="all")
     assert again.value.detail == "approval_token was already used"
     with pytest.raises(ApprovalError):
         memory.commit(token, "all")
+
+
+def test_waiting_says_who_proposed(memory: ProjectMemory) -> None:
+    propose(memory)
+
+    [waiting] = memory.proposals().waiting()
+
+    assert waiting.proposer == AGENT
+
+
+def test_approving_some_candidates_writes_only_those_and_finishes_the_proposal(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    token = propose(memory, THREE)
+    [waiting] = memory.proposals().waiting()
+
+    outcome = memory.review(waiting.proposal_id, waiting.digest, approve=[1, 3])
+
+    assert outcome is not None
+    assert (outcome.written, outcome.deferred) == (
+        [
+            {"number": 1, "verdict": "ADD", "id": "use-tabs", "file": "rules/use-tabs.md"},
+            {
+                "number": 3,
+                "verdict": "ADD",
+                "id": "profile-slow-tests-with-pytest-durations",
+                "file": "skills/profile-slow-tests-with-pytest-durations.md",
+            },
+        ],
+        [],
+    )
+    assert md_files(layout) == [
+        "rules/use-tabs.md",
+        "skills/profile-slow-tests-with-pytest-durations.md",
+    ]
+    assert memory.proposals().waiting() == []
+    with pytest.raises(ApprovalError) as spent:
+        memory.commit(token, [2])
+    assert spent.value.detail == "approval_token was already used"
+
+
+def test_approving_a_number_the_proposal_does_not_have_is_refused_and_spends_nothing(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    propose(memory)
+    [waiting] = memory.proposals().waiting()
+
+    with pytest.raises(CandidateError) as refused:
+        memory.review(waiting.proposal_id, waiting.digest, approve=[2, 3])
+
+    assert refused.value.detail == "approve numbers must be between 1 and 2"
+    assert md_files(layout) == []
+    assert memory.proposals().waiting() == [waiting]
+
+
+def test_a_proposal_from_before_proposers_were_recorded_is_listed_and_approved(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    propose(memory)
+    stored = json.loads(layout.pending.read_text())
+    [entry] = stored["proposals"].values()
+    del entry["proposer"]
+    covered = ("workspace", "kind", "scope", "candidates", "verdicts", "query_level")
+    entry["candidates_digest"] = digest("proposal", {key: entry[key] for key in covered})
+    layout.pending.write_text(json.dumps(stored))
+
+    [waiting] = memory.proposals().waiting()
+    outcome = memory.review(waiting.proposal_id, waiting.digest, approve="all")
+
+    assert waiting.proposer == Proposer()
+    assert not waiting.proposer.known
+    assert outcome is not None
+    assert len(outcome.written) == 2
+
+
+def test_an_edited_proposer_fails_the_integrity_check(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    token = propose(memory)
+    layout.pending.write_text(layout.pending.read_text().replace("agent-7", "the-owner"))
+
+    assert memory.proposals().waiting() == []
+    with pytest.raises(ApprovalTampered):
+        memory.commit(token, "all")
+    assert md_files(layout) == []
 
 
 def test_declining_in_review_writes_nothing_and_the_agents_commit_is_told_why(
@@ -59,7 +157,7 @@ def test_declining_in_review_writes_nothing_and_the_agents_commit_is_told_why(
     token = propose(memory)
     [waiting] = memory.proposals().waiting()
 
-    assert memory.review(waiting.proposal_id, waiting.digest, approve=False) is None
+    assert memory.review(waiting.proposal_id, waiting.digest, approve=[]) is None
 
     assert md_files(layout) == []
     assert memory.proposals().waiting() == []
@@ -74,11 +172,11 @@ def test_a_review_of_another_digest_is_refused_and_spends_nothing(
     [waiting] = memory.proposals().waiting()
 
     with pytest.raises(ApprovalTampered) as changed:
-        memory.review(waiting.proposal_id, "sha256:" + "0" * 64, approve=True)
+        memory.review(waiting.proposal_id, "sha256:" + "0" * 64, approve="all")
 
     assert changed.value.detail == "the proposal changed since it was shown; reload the page"
     assert md_files(layout) == []
-    assert memory.review(waiting.proposal_id, waiting.digest, approve=True) is not None
+    assert memory.review(waiting.proposal_id, waiting.digest, approve="all") is not None
 
 
 def test_an_edited_proposal_is_not_listed_as_waiting(memory: ProjectMemory, layout: Layout) -> None:
@@ -181,6 +279,16 @@ def test_planned_shows_each_candidates_whole_file_and_what_it_changes(
         "unit-tests-first",
         old,
     )
+    assert [(plan.file, plan.old_file) for plan in (supersede, noop, add)] == [
+        ("rules/run-unit-tests-before-every-push.md", "rules/unit-tests-first.md"),
+        ("", "knowledge/the-staging-host-is-bluebird.md"),
+        ("rules/sign-every-release-tag.md", ""),
+    ]
+    assert [plan.memory.id for plan in (supersede, noop, add)] == [
+        "run-unit-tests-before-every-push",
+        "the-staging-host-is-bluebird",
+        "sign-every-release-tag",
+    ]
     assert supersede.after is not None
     assert "supersedes: [unit-tests-first]" in supersede.after
     assert "triggers: [push, release]" in supersede.after
@@ -188,3 +296,43 @@ def test_planned_shows_each_candidates_whole_file_and_what_it_changes(
     assert add.before is None
     assert add.after is not None
     assert "- Context: the key is in the vault" in add.after
+
+
+def test_planned_names_the_file_an_update_replaces_and_its_next_revision(
+    memory: ProjectMemory,
+) -> None:
+    memory.commit(propose(memory, "TYPE: rule | TEXT: Deploy on Tuesdays\n"), "all")
+    propose(memory, "TYPE: rule | TEXT: Deploy on Wednesdays | UPDATE: deploy-on-tuesdays\n")
+    [waiting] = memory.proposals().waiting()
+
+    [update] = memory.planned(waiting.pending)
+
+    assert (update.memory_id, update.file, update.old_file, update.memory.revision) == (
+        "deploy-on-tuesdays",
+        "rules/deploy-on-tuesdays.md",
+        "rules/deploy-on-tuesdays.md",
+        2,
+    )
+
+
+def test_shared_words_says_which_part_of_each_memory_holds_each_word_of_the_question(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    write_memory_file(
+        layout,
+        "retry-policy",
+        content="Payment retries back off exponentially.",
+        title="Retry policy",
+        tags=("payments",),
+    )
+
+    shared = memory.shared_words("How should the RetryPolicy treat payments?", ["retry-policy"])
+
+    assert shared == {
+        "retry-policy": [
+            ("retry", ("title", "text")),
+            ("policy", ("title",)),
+            ("treat", ()),
+            ("payments", ("tags", "text")),
+        ]
+    }

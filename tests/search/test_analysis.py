@@ -10,6 +10,7 @@ from engram.search.analysis import (
     detect_language,
     index_terms,
     query_groups,
+    shared_words,
 )
 
 
@@ -72,3 +73,29 @@ def test_a_text_asked_as_a_question_matches_itself_on_every_term(text: str) -> N
     indexed = set(index_terms(text).split())
     if indexed:  # a text of stop words only is not indexed at all
         assert all(indexed.intersection(group) for group in query_groups(text))
+
+
+def test_shared_words_names_each_word_as_asked_and_the_texts_that_hold_it() -> None:
+    texts = {"title": "Retry policy", "tags": "payments", "text": "Payment retries back off."}
+
+    assert shared_words("How does the RetryPolicy treat payments?", texts) == [
+        ("retry", ("title", "text")),
+        ("policy", ("title",)),
+        ("treat", ()),
+        ("payments", ("tags", "text")),
+    ]
+    # The join of an identifier's parts is a word only where a text holds it.
+    assert shared_words("retry_policy", {"text": "see RetryPolicy"}) == [
+        ("retry", ("text",)),
+        ("policy", ("text",)),
+        ("retrypolicy", ("text",)),
+    ]
+    assert shared_words("who am I", {"title": "who"}) == [("who", ()), ("am", ()), ("i", ())]
+
+
+@given(st.text(max_size=200))
+def test_a_text_asked_as_a_question_holds_every_word_it_asks(text: str) -> None:
+    words = shared_words(text, {"self": text})
+    assert len(words) <= MAX_QUERY_GROUPS
+    if index_terms(text):  # a text of stop words only is not indexed at all
+        assert all(holders == ("self",) for _, holders in words)

@@ -1,28 +1,33 @@
 """The console's project memory pages: memories, one memory, search, what a task would
-load, and the proposals waiting for a person (approved or declined here as with
-``engram_commit``: once, and bound to the proposal's digest)."""
+load, and the proposals waiting for a person (approved or declined here, whole or
+candidate by candidate, as with ``engram_commit``: once, and bound to the proposal's
+digest). Scores are said in words (:mod:`engram.console.scores`), proposals as a person
+reviews them (:mod:`engram.console.review`)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
+import re
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from engram.console import charts
+from engram.console import charts, scores
 from engram.console.markdown import render_markdown
+from engram.console.review import review
 from engram.project.memory_file import TYPES
+from engram.project.routing import SESSION_QUERY
 
 if TYPE_CHECKING:
     from engram.console.app import Pages
-    from engram.project.approvals import Pending
     from engram.project.memory_file import Memory
+    from engram.project.results import LoadResult, Outcome
     from engram.project.workspace import ProjectMemory
 
 __all__ = ["routes"]
@@ -91,45 +96,76 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
     def search(request: Request, project: ProjectMemory) -> Response:
         query = request.query_params.get("q", "").strip()
         found = project.search(query, 20, explain=True) if query else None
-        rows = []
+        rows, why, sums = [], [], []
         if found is not None:
             rows = charts.stacked(
                 [(entry["id"], entry["parts"]) for entry in found.entries],
                 ["lexical", "semantic"],
             )
-        return pages.render(request, "project_search.html", q=query, found=found, rows=rows)
+            shared = project.shared_words(query, [entry["id"] for entry in found.entries])
+            why = [
+                scores.in_words(shared.get(entry["id"], []), "cosine" in entry)
+                for entry in found.entries
+            ]
+            sums = [scores.search_sum(entry, found.best_bm25) for entry in found.entries]
+        return pages.render(
+            request,
+            "project_search.html",
+            q=query,
+            found=found,
+            rows=rows,
+            why=why,
+            sums=sums,
+            bm25_in_words=scores.BM25_IN_WORDS,
+            fusion_in_words=scores.FUSION_IN_WORDS,
+        )
 
     def load(request: Request, project: ProjectMemory) -> Response:
         task = request.query_params.get("task", "").strip()
         budget = _number(request.query_params.get("budget"), 0) or None
-        result = None
+        result, why = None, {}
         if task:
             # A look, not a retrieval: the agents' most-used memories stay theirs.
             result = project.load(
                 task, budget_tokens=min(budget or 0, 16_000) or None, explain=True, count=False
             )
-        return pages.render(request, "project_load.html", task=task, budget=budget, result=result)
+            why = _why_loaded(project, task, result)
+        return pages.render(
+            request,
+            "project_load.html",
+            task=task,
+            budget=budget,
+            result=result,
+            why=why,
+            left_out=scores.LEFT_OUT,
+            bm25_in_words=scores.BM25_IN_WORDS,
+            fusion_in_words=scores.FUSION_IN_WORDS,
+        )
 
     def proposals(request: Request, project: ProjectMemory) -> Response:
         project.refresh()
-        waiting = project.proposals().waiting()
+        now = int(time.time() * 1000)
         return pages.render(
             request,
             "project_proposals.html",
-            waiting=[(item, _reviewed(project, item.pending)) for item in waiting],
+            reviews=[review(project, item, now) for item in project.proposals().waiting()],
             done=request.query_params.get("done", ""),
         )
 
     def decide(request: Request, project: ProjectMemory) -> Response:
         form: dict[str, str] = request.state.form
-        decision = form.get("decision")
-        if decision not in ("approve", "decline"):
-            return pages.render(request, "refused.html", 400, reason="choose approve or decline")
+        approve = _approved(form)
+        if approve is None:
+            return pages.render(
+                request,
+                "refused.html",
+                400,
+                reason="choose approve or decline for each candidate",
+            )
         outcome = project.review(
-            request.path_params["proposal_id"], form.get("digest", ""), decision == "approve"
+            request.path_params["proposal_id"], form.get("digest", ""), approve
         )
-        written = len(outcome.written) if outcome is not None else 0
-        done = f"approved: {written} written" if outcome is not None else "declined"
+        done = _decided(outcome, approve, _declined(form))
         return RedirectResponse("/project/proposals?" + _query(done=done), status_code=303)
 
     return [
@@ -212,22 +248,67 @@ def _history(path: Path | None) -> list[str] | None:
     return log.stdout.splitlines() if log.returncode == 0 else []
 
 
-def _reviewed(project: ProjectMemory, pending: Pending) -> list[dict[str, Any]]:
-    """Each candidate of a waiting proposal with its verdict, the whole file approving it
-    writes, and a diff against the file it changes (an UPDATE)."""
-    shown = []
-    plans = project.planned(pending)
-    for candidate, verdict, plan in zip(pending.candidates, pending.verdicts, plans, strict=True):
-        diff: list[str] = []
-        if plan.before is not None and plan.after is not None:
-            diff = list(
-                difflib.unified_diff(
-                    plan.before.splitlines(),
-                    plan.after.splitlines(),
-                    plan.memory_id,
-                    "after approval",
-                    lineterm="",
-                )
-            )
-        shown.append({"candidate": candidate, "verdict": verdict, "plan": plan, "diff": diff})
-    return shown
+def _why_loaded(project: ProjectMemory, task: str, result: LoadResult) -> dict[str, str]:
+    """Why each memory routed directly to ``task`` did, in words."""
+    direct = [item["id"] for item in result.explain if item.get("how") == "direct"]
+    if " ".join(task.lower().split()) == SESSION_QUERY:
+        said = "a session starts with every rule and the memories tagged for it"
+        return dict.fromkeys(direct, said)
+    shared = project.shared_words(task, direct)
+    return {mid: scores.in_words(shared.get(mid, []), mid in result.close) for mid in direct}
+
+
+#: A candidate's choice in the proposal's form: ``candidate-N`` (N from 1).
+_CHOICE: Final = re.compile(r"candidate-([1-9][0-9]{0,3})")
+
+
+def _choices(form: dict[str, str]) -> dict[int, str]:
+    return {
+        int(match.group(1)): value
+        for name, value in form.items()
+        if (match := _CHOICE.fullmatch(name)) is not None
+    }
+
+
+def _approved(form: dict[str, str]) -> str | list[int] | None:
+    """What the form approves: ``"all"``, the numbers chosen (``[]``: none, the whole
+    proposal declined), or ``None`` when it is not an answer the page offers."""
+    decision = form.get("decision")
+    if decision == "approve":
+        return "all"
+    if decision == "decline":
+        return []
+    choices = _choices(form)
+    if decision != "choose" or not choices:
+        return None
+    if any(value not in ("approve", "decline") for value in choices.values()):
+        return None
+    return sorted(number for number, value in choices.items() if value == "approve")
+
+
+def _declined(form: dict[str, str]) -> list[int]:
+    if form.get("decision") != "choose":
+        return []
+    return sorted(number for number, value in _choices(form).items() if value == "decline")
+
+
+def _decided(outcome: Outcome | None, approve: str | list[int], declined: list[int]) -> str:
+    """What a decision did, in words: what was written, declined and left unwritten."""
+    if outcome is None:
+        return "Declined: nothing was written, and the agent's commit will be told so."
+    said = "Approved all" if isinstance(approve, str) else f"Approved {_numbers(approve)}"
+    if declined:
+        said += f", declined {_numbers(declined)}"
+    wrote = [f"{entry['file']} ({entry['verdict']})" for entry in outcome.written]
+    said += ": wrote " + ", ".join(wrote) if wrote else ": wrote nothing"
+    for entry in outcome.deferred:
+        said += f"; {entry['number']} not written ({entry['reason']})"
+    return said + "."
+
+
+def _numbers(numbers: list[int]) -> str:
+    """``candidate 2``, ``candidates 1 and 3``, ``candidates 1, 2 and 4``."""
+    shown = [str(number) for number in numbers]
+    if len(shown) == 1:
+        return f"candidate {shown[0]}"
+    return "candidates " + ", ".join(shown[:-1]) + " and " + shown[-1]

@@ -15,6 +15,9 @@ multi-select fields (2025-06-18).
 
 Without a dialog the answer is the numbered preview and an ``approval_token`` for
 ``engram_commit``. ``engram_note`` asks a single yes/cancel question the same way.
+Every stored proposal records who made it (the :class:`~engram.mcp.tools.Caller`: the
+client as it names itself, the server's session, the host profile's agent id), for the
+person who reviews it in ``engram console``.
 Nothing is written before the human's answer is in (in the 2026-07-28 era the call
 runs again from the top with the answer).
 """
@@ -26,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from engram.canonical import digest
 from engram.errors import ElicitationFailed
-from engram.mcp.tools import CallContext, ToolResult
+from engram.mcp.tools import CallContext, Caller, ToolResult
+from engram.project.approvals import Proposer
 from engram.project.proposals import Candidate, parse_candidate_lines
 from engram.project.results import plural
 from engram.protocol.eras import FormRules
@@ -44,6 +48,12 @@ def _envelope(data: Mapping[str, Any]) -> ToolResult:
     from engram.mcp.project_tools import envelope
 
     return envelope(data)
+
+
+def _proposer(caller: Caller) -> Proposer:
+    """Who proposes, as the server knows the caller (never what the arguments say)."""
+    client = caller.client
+    return Proposer(client.name, client.title, client.version, caller.session, caller.agent)
 
 
 def _roles(arguments: dict[str, Any]) -> tuple[str, ...]:
@@ -83,8 +93,9 @@ def _propose(
     memory: ProjectMemory, candidates: list[Candidate], scope: str, context: CallContext
 ) -> ToolResult:
     proposal = memory.propose(_expand(candidates, scope), scope)
+    by = _proposer(context.caller)
     if not context.elicitation.available:
-        return _token_flow(memory, proposal, "")
+        return _token_flow(memory, proposal, "", by)
     labels = [
         f"{n}. {verdict.line() if verdict.target else f'ADD {c.memory().id}'} ({c.scope})"
         for n, (c, verdict) in enumerate(
@@ -100,12 +111,12 @@ def _propose(
     try:
         answer = context.elicitation.ask("approve", message, form, shown=shown)
     except ElicitationFailed:
-        return _token_flow(memory, proposal, _NOTHING_SAVED)
+        return _token_flow(memory, proposal, _NOTHING_SAVED, by)
     if answer.action == "cancel":
-        return _token_flow(memory, proposal, _NOTHING_SAVED)
+        return _token_flow(memory, proposal, _NOTHING_SAVED, by)
     numbers = _chosen(answer.content, len(labels), scopes, proposal, forms)
     if answer.action == "decline" or numbers is None:
-        token = memory.proposals().create(proposal.pending(), state="declined")
+        token = memory.proposals().create(proposal.pending(), by=by, state="declined")
         reason = "declined" if answer.action == "decline" else "gave an answer outside the form"
         return _envelope(
             {
@@ -184,8 +195,8 @@ def _chosen(
     return numbers or None  # a narrowing that leaves nothing to write is no answer
 
 
-def _token_flow(memory: ProjectMemory, proposal: Proposal, prefix: str) -> ToolResult:
-    token = memory.proposals().create(proposal.pending())
+def _token_flow(memory: ProjectMemory, proposal: Proposal, prefix: str, by: Proposer) -> ToolResult:
+    token = memory.proposals().create(proposal.pending(), by=by)
     text = (
         (f"{prefix}. " if prefix else "")
         + f"Proposal ({plural(len(proposal.candidates), 'candidate')}):\n{proposal.preview}\n\n"
@@ -230,7 +241,7 @@ def note(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext)
         escaped(line) for line in (draft.section("Content") or draft.body).splitlines()
     )
     if not context.elicitation.available:
-        token = memory.note_token(draft)
+        token = memory.note_token(draft, _proposer(context.caller))
         return _envelope(
             {
                 "approval_token": token,

@@ -22,6 +22,7 @@ from typing import Any
 
 from engram.errors import ElicitationFailed
 from engram.mcp.subscriptions import Subscriptions
+from engram.protocol.eras import ClientInfo
 from engram.protocol.jsonrpc import RequestId, Response
 
 __all__ = ["Connection"]
@@ -48,15 +49,19 @@ class Connection:
         self._closed = False
         self.protocol_version: str | None = None
         self.client_capabilities: dict[str, Any] = {}
+        #: What the client said of itself in ``initialize`` (``clientInfo``).
+        self.client = ClientInfo()
         #: The client sent ``notifications/initialized`` after the last ``initialize``.
         self.operating = False
         #: The 2026-07-28 ``subscriptions/listen`` streams open on this connection.
         self.subscriptions = Subscriptions()
 
-    def initialized(self, version: str, capabilities: dict[str, Any]) -> None:
-        """Record what a legacy ``initialize`` negotiated; the handshake awaits the client."""
+    def initialized(self, version: str, capabilities: dict[str, Any], client: ClientInfo) -> None:
+        """Record what a legacy ``initialize`` negotiated and who the client says it is;
+        the handshake awaits the client."""
         self.protocol_version = version
         self.client_capabilities = capabilities
+        self.client = client
         self.operating = False
 
     def begin_operation(self) -> None:

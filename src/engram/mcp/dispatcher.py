@@ -11,6 +11,7 @@ that goes wrong while answering one message can stop the worker that answers it.
 from __future__ import annotations
 
 import logging
+import secrets
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,12 +39,14 @@ from engram.mcp.elicitation import (
 )
 from engram.mcp.request_state import OpenState, StateSealer
 from engram.mcp.subscriptions import acknowledgement, check_filter, graceful_close
-from engram.mcp.tools import CallContext, Elicitation, ToolResult, ToolTable
+from engram.mcp.tools import CallContext, Caller, Elicitation, ToolResult, ToolTable
 from engram.protocol.eras import (
     SERVER_INFO_KEY,
     SUPPORTED_VERSIONS,
+    ClientInfo,
     ModernEnvelope,
     accepts_batches,
+    client_info,
     modern_envelope,
     negotiate_legacy_version,
 )
@@ -99,9 +102,18 @@ class ServerIdentity:
         return {"name": self.name, "title": self.title, "version": self.version}
 
 
+def new_session() -> str:
+    """A server process's session id: ``ses_`` and 16 random hex digits."""
+    return "ses_" + secrets.token_hex(8)
+
+
 @dataclass
 class Dispatcher:
-    """Routes requests to the tool, resource and prompt tables."""
+    """Routes requests to the tool, resource and prompt tables.
+
+    ``session`` names this server's session in what its tools record (who proposed a
+    project memory); ``agent`` is the agent id of the host profile that binds it, if any.
+    """
 
     identity: ServerIdentity
     tools: ToolTable
@@ -111,6 +123,8 @@ class Dispatcher:
     elicitation_enabled: bool = True
     elicitation_timeout: float = ELICITATION_TIMEOUT_S
     sealer: StateSealer = field(default_factory=StateSealer)
+    session: str = field(default_factory=new_session)
+    agent: str = ""
 
     # --- framing level ----------------------------------------------------------
 
@@ -208,19 +222,24 @@ class Dispatcher:
             return self._initialize(params, connection)
         if method == "ping":
             return {}
+        caller = self._caller(connection.client)
         if method in _MODERN_METHODS and method != "server/discover":
             elicitation = self._legacy_elicitation(connection)
-            return self._route(method, params, elicitation, modern=False)
+            return self._route(method, params, elicitation, caller, modern=False)
         tool = self.tools.get(method)
         if tool is not None:
-            context = CallContext("legacy", self._legacy_elicitation(connection))
+            context = CallContext("legacy", self._legacy_elicitation(connection), caller)
             return tool.handler(_bare_arguments(params), context).plain_text()
         raise MethodNotFound()
 
     def _initialize(self, params: dict[str, Any], connection: Connection) -> dict[str, Any]:
         version = negotiate_legacy_version(params.get("protocolVersion"))
         capabilities = params.get("capabilities")
-        connection.initialized(version, capabilities if isinstance(capabilities, dict) else {})
+        connection.initialized(
+            version,
+            capabilities if isinstance(capabilities, dict) else {},
+            client_info(params.get("clientInfo")),
+        )
         return {
             "protocolVersion": version,
             "capabilities": self._capabilities(),
@@ -256,7 +275,8 @@ class Dispatcher:
         )
         try:
             elicitation = self._modern_elicitation(params, available)
-            result = self._route(method, params, elicitation, modern=True)
+            caller = self._caller(envelope.client)
+            result = self._route(method, params, elicitation, caller, modern=True)
         except InputRequired as needed:
             return self._input_required(params, needed, meta)
         result = {"resultType": "complete", **result, "_meta": meta}
@@ -331,8 +351,17 @@ class Dispatcher:
             capabilities["prompts"] = {}
         return capabilities
 
+    def _caller(self, client: ClientInfo) -> Caller:
+        return Caller(client, self.session, self.agent)
+
     def _route(
-        self, method: str, params: dict[str, Any], elicitation: Elicitation, *, modern: bool
+        self,
+        method: str,
+        params: dict[str, Any],
+        elicitation: Elicitation,
+        caller: Caller,
+        *,
+        modern: bool,
     ) -> dict[str, Any]:
         if method.startswith("resources/") and isinstance(self.resources, EmptyResources):
             raise MethodNotFound()
@@ -344,7 +373,7 @@ class Dispatcher:
             "tools/list": lambda: {
                 "tools": [tool.describe() for tool in self.tools if tool.listed]
             },
-            "tools/call": lambda: self._call_tool(params, elicitation, modern),
+            "tools/call": lambda: self._call_tool(params, elicitation, caller, modern),
             "resources/list": lambda: {"resources": self.resources.list_resources()},
             "resources/templates/list": lambda: {
                 "resourceTemplates": self.resources.list_templates()
@@ -358,7 +387,7 @@ class Dispatcher:
         return routes[method]()
 
     def _call_tool(
-        self, params: dict[str, Any], elicitation: Elicitation, modern: bool
+        self, params: dict[str, Any], elicitation: Elicitation, caller: Caller, modern: bool
     ) -> dict[str, Any]:
         name = _string(params, "name")
         arguments = params.get("arguments", {})
@@ -369,7 +398,7 @@ class Dispatcher:
         if tool is None:
             raise UnknownTool()
         result: ToolResult = tool.handler(
-            arguments, CallContext("modern" if modern else "legacy", elicitation)
+            arguments, CallContext("modern" if modern else "legacy", elicitation, caller)
         )
         return result.to_wire()
 

@@ -41,11 +41,15 @@ def build_dispatcher(options: ServerOptions, resources: contextlib.ExitStack) ->
 
     project = resources.enter_context(ProjectTools(options))
     tools = ToolTable(project_tools(project, options))
+    agent = ""
     if options.host_profile is not None:  # governed memory is loaded only when asked for
-        from engram.mcp.memory_tools import memory_tools
+        from engram.mcp.memory_tools import memory_tools, trusted_profile
 
-        for tool in memory_tools(options.host_profile, resources):
+        bound = trusted_profile(options.host_profile)
+        for tool in memory_tools(bound, resources):
             tools.add(tool)
+        # The agent the host runs here: recorded with what this server proposes.
+        agent = bound.agent_id if bound is not None else ""
     profile = str(options.host_profile.resolve()) if options.host_profile else ""
     return Dispatcher(
         identity=ServerIdentity("engram", __version__, "Engram", INSTRUCTIONS),
@@ -55,6 +59,7 @@ def build_dispatcher(options: ServerOptions, resources: contextlib.ExitStack) ->
         binding=f"{options.root or options.cwd}\0{profile}",
         elicitation_enabled=options.elicitation,
         elicitation_timeout=options.elicitation_timeout,
+        agent=agent,
     )
 
 

@@ -32,7 +32,7 @@ from engram.memory.tools import TOOLS
 if TYPE_CHECKING:  # the engine is imported by the first call, off the start-up path
     from engram.host.runtime import HostMemory
 
-__all__ = ["MemoryTools", "memory_tools", "profile_tools"]
+__all__ = ["MemoryTools", "memory_tools", "profile_tools", "trusted_profile"]
 
 log = logging.getLogger("engram.mcp")
 #: How often a server looks for records other processes admitted without vectors.
@@ -161,22 +161,27 @@ def _untrusted(arguments: Mapping[str, Any], context: CallContext) -> ToolResult
     raise TrustedContextUnavailable()
 
 
-def memory_tools(profile_path: Path | None, resources: contextlib.ExitStack) -> Iterator[Tool]:
-    """The memory tools a server with this profile path offers (their store, once
-    opened, is closed with ``resources``)."""
-    if profile_path is None:
-        return
+def trusted_profile(path: Path) -> HostProfile | None:
+    """The host profile at ``path``, or ``None`` when it cannot be read or trusted."""
     try:
-        profile = load_profile(profile_path)
+        return load_profile(path)
     except TrustedContextUnavailable as error:
         # The operator learns it at start; the agent's calls are refused (no tool listed).
-        hint = " (a folder: give its host.toml)" if profile_path.is_dir() else ""
+        hint = " (a folder: give its host.toml)" if path.is_dir() else ""
         log.warning(
             "--host-profile %s cannot be used: %s%s; no governed tool is served",
-            profile_path,
+            path,
             error.detail,
             hint,
         )
+        return None
+
+
+def memory_tools(profile: HostProfile | None, resources: contextlib.ExitStack) -> Iterator[Tool]:
+    """The memory tools a server bound by ``profile`` offers (their store, once opened,
+    is closed with ``resources``); ``None``, a profile that cannot be trusted: no tool
+    listed, and every call refused."""
+    if profile is None:
         for short in MEMORY_TOOLS:
             yield _tool(short, input_schema(short), _untrusted, listed=False)
         return

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from engram.protocol.eras import FormRules
+from engram.protocol.eras import ClientInfo, FormRules
 
 __all__ = [
     "CallContext",
+    "Caller",
     "Elicitation",
     "ElicitationAnswer",
     "Tool",
@@ -68,11 +69,24 @@ class Elicitation(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a call comes from, as the server knows it: what the client says of itself
+    (``clientInfo``, unverified), the server process's session (one id per
+    ``engram-mcp`` process), and the agent id of the host profile that binds the server
+    (empty without one). Never anything a tool's arguments say."""
+
+    client: ClientInfo = field(default_factory=ClientInfo)
+    session: str = ""
+    agent: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class CallContext:
     """What a tool handler may know about the call besides its arguments."""
 
     era: Era
     elicitation: Elicitation
+    caller: Caller = field(default_factory=Caller)
 
 
 @dataclass(frozen=True, slots=True)

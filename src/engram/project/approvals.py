@@ -12,6 +12,11 @@ exists, not that a human approved it: the host's permission prompt on
 The entry also keeps the proposal's query level, inside the digest, so the commit
 recomputes verdicts at the depth they were shown with. An entry written before the
 level was stored has no key and means the default level.
+
+And it keeps who proposed (:class:`Proposer`: the MCP client as it named itself, the
+server's session, the agent id of the host profile binding it), inside the digest too,
+for the person who reviews it. An entry written before engram recorded it has none, and
+reads as a proposer nobody recorded.
 """
 
 from __future__ import annotations
@@ -39,12 +44,22 @@ __all__ = [
     "ApprovalTampered",
     "Pending",
     "Proposals",
+    "Proposer",
     "Waiting",
 ]
 
 TOKEN_TTL_MS: Final = 30 * 60 * 1000
-#: What the integrity digest covers (``query_level`` only when the entry has it).
-_DIGESTED: Final = ("workspace", "kind", "scope", "candidates", "verdicts", "query_level")
+#: What the integrity digest covers (``query_level`` and ``proposer`` only when the entry
+#: has them: an older engram wrote neither).
+_DIGESTED: Final = (
+    "workspace",
+    "kind",
+    "scope",
+    "candidates",
+    "verdicts",
+    "query_level",
+    "proposer",
+)
 
 
 @dataclass(frozen=True)
@@ -59,15 +74,58 @@ class Pending:
 
 
 @dataclass(frozen=True)
+class Proposer:
+    """Who proposed, as the server knew it when the proposal was made, never what the
+    proposal itself says: the MCP client's name, title and version as the client gave
+    them (``clientInfo``, unverified: any program can call itself anything), the
+    ``engram-mcp`` process's session, and the agent id of the host profile binding that
+    server. An empty field is unknown; all are empty for an entry an older engram wrote."""
+
+    client: str = ""
+    title: str = ""
+    version: str = ""
+    session: str = ""
+    agent: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "agent": self.agent,
+            "client": self.client,
+            "session": self.session,
+            "title": self.title,
+            "version": self.version,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Proposer:
+        """The proposer an entry records (unknown where it records none)."""
+        if not isinstance(data, dict):
+            return cls()
+        return cls(
+            **{
+                key: value
+                for key in ("client", "title", "version", "session", "agent")
+                if isinstance(value := data.get(key), str)
+            }
+        )
+
+    @property
+    def known(self) -> bool:
+        return any(self.to_json().values())
+
+
+@dataclass(frozen=True)
 class Waiting:
     """A proposal waiting for a person, as the review console lists it: its id (the
-    SHA-256 of its token, never the token) and the digest an approval is bound to."""
+    SHA-256 of its token, never the token), the digest an approval is bound to, and who
+    proposed it."""
 
     proposal_id: str
     digest: str
     pending: Pending
     created_ms: int
     expires_ms: int
+    proposer: Proposer = Proposer()
 
 
 def _positive(value: Any) -> bool:
@@ -120,8 +178,9 @@ class Proposals:
             raise ApprovalTampered(f"{self.path} has an unexpected shape{_REMEDY}")
         return data
 
-    def create(self, pending: Pending, state: str = "pending") -> str:
-        """Store a proposal; the token (the only time it exists in the clear)."""
+    def create(self, pending: Pending, *, by: Proposer, state: str = "pending") -> str:
+        """Store a proposal and who made it; the token (the only time it exists in the
+        clear)."""
         token = secrets.token_urlsafe(24)
         entry = {
             "workspace": self.workspace,
@@ -130,6 +189,7 @@ class Proposals:
             "candidates": pending.candidates,
             "verdicts": pending.verdicts,
             "query_level": pending.query_level,
+            "proposer": by.to_json(),
             "state": state,
             "created_ms": self._now(),
             "expires_ms": self._now() + TOKEN_TTL_MS,
@@ -172,6 +232,7 @@ class Proposals:
                     pending,
                     entry["created_ms"],
                     entry["expires_ms"],
+                    Proposer.from_json(entry.get("proposer")),
                 )
             )
         return sorted(found, key=lambda waiting: (waiting.created_ms, waiting.proposal_id))

@@ -121,30 +121,63 @@ def _updated(existing: Memory, candidate: Candidate) -> Memory:
 
 @dataclass(frozen=True)
 class Planned:
-    """What approving one candidate writes, as a person reviews it: the whole file after
-    (every field and section, not only the text); before, the file it changes (UPDATE),
-    supersedes (SUPERSEDE: ``marks`` names it, marked superseded and kept) or repeats
-    (NOOP); ``after`` is ``None`` for a NOOP, which writes nothing."""
+    """What approving one candidate writes, as a person reviews it.
+
+    ``memory``: the memory as approving writes it (a NOOP's: as proposed, written by
+    no one); ``after``: its whole file (every field and section, not only the text),
+    ``None`` for a NOOP; ``file``: where it is written (``rules/x.md``, a global one
+    ``global:rules/x.md``; empty for a NOOP). ``before`` is the file of the memory it
+    changes (UPDATE), supersedes (SUPERSEDE: ``marks`` names it, marked superseded and
+    kept) or repeats (NOOP), and ``old_file`` where that file is."""
 
     memory_id: str
     before: str | None
     after: str | None
+    memory: Memory
     marks: str | None = None
+    file: str = ""
+    old_file: str = ""
 
 
-def planned(memories: dict[str, Memory], candidate: Candidate, verdict: Verdict) -> Planned:
+def planned(
+    layouts: dict[str, Layout],
+    memories: dict[str, Memory],
+    candidate: Candidate,
+    verdict: Verdict,
+) -> Planned:
     """The files approving ``candidate`` under ``verdict`` would write (the same
     construction :func:`write_candidates` uses)."""
     target = memories.get(verdict.target) if verdict.target else None
+    old = "" if target is None else _file_of(layouts, target)
     if verdict.kind == "UPDATE" and target is not None:
-        return Planned(target.id, render_memory(target), render_memory(_updated(target, candidate)))
-    if verdict.kind == "NOOP":
-        return Planned(verdict.target, None if target is None else render_memory(target), None)
+        updated = _updated(target, candidate)
+        return Planned(
+            target.id, render_memory(target), render_memory(updated), updated, None, old, old
+        )
     memory = candidate.memory()
+    if verdict.kind == "NOOP":
+        before = None if target is None else render_memory(target)
+        return Planned(verdict.target, before, None, memory, None, "", old)
     if verdict.kind == "SUPERSEDE" and target is not None:
         memory = memory.with_fields(supersedes=[target.id])
-        return Planned(memory.id, render_memory(target), render_memory(memory), marks=target.id)
-    return Planned(memory.id, None, render_memory(memory))
+        return Planned(
+            memory.id,
+            render_memory(target),
+            render_memory(memory),
+            memory,
+            target.id,
+            _file_of(layouts, memory),
+            old,
+        )
+    return Planned(memory.id, None, render_memory(memory), memory, None, _file_of(layouts, memory))
+
+
+def _file_of(layouts: dict[str, Layout], memory: Memory) -> str:
+    """Where a memory's file is, as the index names it (file names are ids, folders
+    types: the catalog refuses any other)."""
+    layout = layouts[memory.scope]
+    folder = "working" if memory.tier == "working" else FOLDERS[memory.type]
+    return layout.relative(layout.folder(folder) / f"{memory.id}.md")
 
 
 def write_candidates(

@@ -50,6 +50,9 @@ class Found:
 
     entries: list[dict[str, Any]]
     ranking: dict[str, Any]
+    #: The question's best BM25 score, which each lexical part is a share of (with
+    #: ``explain``; not in the data: the review console writes the sum out).
+    best_bm25: float = 0.0
 
     def text(self) -> str:
         lines = [
@@ -265,6 +268,9 @@ class LoadResult:
     explain: list[dict[str, Any]] = field(default_factory=list)
     #: Whether the caller asked why each memory was chosen (``explain`` in the data).
     explained: bool = False
+    #: With ``explained``, the cosine of each memory the semantic channel found close to
+    #: the task (not in the data: the review console says it in words).
+    close: dict[str, float] = field(default_factory=dict)
 
     def text(self) -> str:
         return self.packed

@@ -65,6 +65,8 @@ class Omission:
 class Routing:
     selected: list[Routed] = field(default_factory=list)
     omitted: list[Omission] = field(default_factory=list)
+    #: The cosine of each memory the semantic channel found close to the query.
+    close: dict[str, float] = field(default_factory=dict)
 
 
 def replacements_first(ranked: list[str], memories: Mapping[str, Memory]) -> list[str]:
@@ -142,7 +144,7 @@ def route(
     """Route ``query`` over ``memories`` given its BM25 ``hits`` and, where the semantic
     channel ranks, the ids it found ``close`` to the query with their cosines (best first)."""
     day = today or dt.date.today().isoformat()
-    routing = Routing()
+    routing = Routing(close=dict(close or []))
     candidates: list[Routed] = []
     if " ".join(query.lower().split()) == SESSION_QUERY:
         chosen = [m for m in memories.values() if m.type == "rule" or SESSION_TAGS & set(m.tags)]

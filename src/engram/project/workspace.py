@@ -12,7 +12,7 @@ import datetime as dt
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from engram.errors import (
     UnknownMemory,
 )
 from engram.project.adopt import AdoptionPlan, plan_adoption, record_adoption
-from engram.project.approvals import Pending, Proposals
+from engram.project.approvals import Pending, Proposals, Proposer
 from engram.project.catalog import Catalog
 from engram.project.commit import Changes, Planned, planned, recover_commits, write_candidates
 from engram.project.config import RULE_VARIANTS, Config, load_config, save_config
@@ -247,6 +247,7 @@ class ProjectMemory:
             budget_tokens=budget,
             explain=_explain(routing, packed.omitted_ids) if explain else [],
             explained=explain,
+            close=routing.close if explain else {},
         )
 
     def _load_one(self, memory_id: str, config: Config, full: bool) -> LoadResult:
@@ -307,7 +308,24 @@ class ProjectMemory:
             }
             for mid in replacements_first(list(found), memories)[:limit]
         ]
-        return Found(entries, ranking_receipt(None if nearest is None else nearest[0]))
+        best = max((score for _, score in lexical), default=0.0) if explain else 0.0
+        return Found(entries, ranking_receipt(None if nearest is None else nearest[0]), best)
+
+    def shared_words(
+        self, question: str, memory_ids: list[str]
+    ) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+        """For each memory, the question's words and which of its parts hold each:
+        ``title``, ``tags``, ``text`` (the body after its title line), as a search
+        matches them (:func:`engram.search.analysis.shared_words`)."""
+        from engram.search.analysis import shared_words
+
+        self.refresh()
+        memories = self._memories()
+        return {
+            mid: shared_words(question, _parts_of(memories[mid]))
+            for mid in memory_ids
+            if mid in memories
+        }
 
     def _count_use(self, memory_ids: list[str]) -> None:
         with self._uses_lock:
@@ -432,23 +450,20 @@ class ProjectMemory:
         The approve list is checked before the token is spent, so a typo can be retried.
         """
 
-        def check(pending: Pending) -> None:
-            count = len(pending.candidates)
-            if not isinstance(approve, str) and any(not 1 <= n <= count for n in approve):
-                raise CandidateError(f"approve numbers must be between 1 and {count}")
-
-        return self._write_approved(self.proposals().take(token, check), approve)
+        return self._write_approved(self.proposals().take(token, _numbers(approve)), approve)
 
     def planned(self, pending: Pending) -> list[Planned]:
         """What approving each candidate of a waiting proposal writes, file by file (the
         review console shows it: every field an agent set, not only the text)."""
         if pending.kind == "note":
             note = Memory(**pending.candidates[0])
-            return [Planned(note.id, None, render_memory(note))]
+            layout = self.layouts[note.scope]
+            where = layout.relative(layout.working / f"{note.id}.md")
+            return [Planned(note.id, None, render_memory(note), note, None, where)]
         self.refresh()
         memories = self._memories()
         plans = [
-            planned(memories, Candidate.from_json(c), Verdict(v["kind"], v["target"]))
+            planned(self.layouts, memories, Candidate.from_json(c), Verdict(v["kind"], v["target"]))
             for c, v in zip(pending.candidates, pending.verdicts, strict=True)
         ]
         # "Before" as the file is on disk (a hand-written one may lack fields the commit
@@ -476,13 +491,19 @@ class ProjectMemory:
         except (OSError, UnicodeDecodeError):
             return None
 
-    def review(self, proposal_id: str, digest: str, approve: bool) -> Outcome | None:
+    def review(self, proposal_id: str, digest: str, approve: str | list[int]) -> Outcome | None:
         """A person's answer in the review console to a waiting proposal
-        (:meth:`Proposals.waiting`): approving writes every candidate, with the same
-        effect and guarantees as ``engram_commit`` (once, and only while the proposal
-        has ``digest``); declining writes nothing and returns ``None``."""
-        pending = self.proposals().review(proposal_id, digest, approve)
-        return self._write_approved(pending, "all") if approve else None
+        (:meth:`Proposals.waiting`): ``"all"``, the numbers of the candidates approved
+        (from 1; the others are declined), or ``[]`` to decline it whole.
+
+        Approving is ``engram_commit`` with that ``approve`` (the same checks, the same
+        write path, the same guarantees: once, and only while the proposal has
+        ``digest``); the proposal is then used, whatever was left out. Declining it whole
+        writes nothing, keeps it as declined (the agent's commit is told why) and
+        returns ``None``."""
+        declined = not approve
+        pending = self.proposals().review(proposal_id, digest, not declined, _numbers(approve))
+        return None if declined else self._write_approved(pending, approve)
 
     def _write_approved(self, pending: Pending, approve: str | list[int]) -> Outcome:
         if pending.kind == "note":
@@ -524,11 +545,11 @@ class ProjectMemory:
         self._refresh_now()
         return NoteSaved(note.id, layout.relative(path), str(note.get("valid_until")))
 
-    def note_token(self, note: Memory) -> str:
+    def note_token(self, note: Memory, by: Proposer) -> str:
         pending = Pending(
             "note", [_memory_json(note)], [{"kind": "NOTE", "target": note.id}], note.scope
         )
-        return self.proposals().create(pending)
+        return self.proposals().create(pending, by=by)
 
     def promote(self, note_id: str) -> Promoted:
         """Make a working note durable (the only way to)."""
@@ -655,6 +676,26 @@ def _check_query(query: str) -> None:
             f"the query is {len(query):,} characters, more than {MAX_QUERY:,}:"
             " ask with the task's key words"
         )
+
+
+def _numbers(approve: str | list[int]) -> Callable[[Pending], None]:
+    """The check of an ``approve`` list before a token is spent: every number is one of
+    the proposal's candidates (so a typo can be retried)."""
+
+    def check(pending: Pending) -> None:
+        count = len(pending.candidates)
+        if not isinstance(approve, str) and any(not 1 <= n <= count for n in approve):
+            raise CandidateError(f"approve numbers must be between 1 and {count}")
+
+    return check
+
+
+def _parts_of(memory: Memory) -> dict[str, str]:
+    """What a search reads of a memory, by the name a person knows each part by."""
+    body = memory.body
+    if body.startswith("# "):
+        body = body.partition("\n")[2]
+    return {"title": memory.title, "tags": " ".join(memory.tags), "text": body}
 
 
 def _memory_json(memory: Memory) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from engram.errors import InvalidParams, MissingClientCapabilities, UnsupportedP
 
 __all__ = [
     "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_CHARACTERS",
+    "CLIENT_INFO_KEY",
     "CURRENT_FORMS",
     "FIRST_FORMS",
     "LATEST_LEGACY_VERSION",
@@ -24,9 +26,11 @@ __all__ = [
     "PROTOCOL_VERSION_KEY",
     "SERVER_INFO_KEY",
     "SUPPORTED_VERSIONS",
+    "ClientInfo",
     "FormRules",
     "ModernEnvelope",
     "accepts_batches",
+    "client_info",
     "elicitation_forms",
     "modern_envelope",
     "negotiate_legacy_version",
@@ -47,6 +51,9 @@ _BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
+#: How much of each ``clientInfo`` text is kept: a name or a version, never a document.
+CLIENT_INFO_CHARACTERS: Final = 200
 
 
 def negotiate_legacy_version(requested: object) -> str:
@@ -99,11 +106,38 @@ def accepts_batches(negotiated: str | None) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientInfo:
+    """What a client says of itself (``Implementation``: ``clientInfo`` of a legacy
+    ``initialize``, or of a 2026-07-28 request's envelope): its name, its display title
+    (2025-06-18 on) and its version, as the client wrote them, unverified. An empty field
+    is one the client did not give (or gave as something other than text)."""
+
+    name: str = ""
+    title: str = ""
+    version: str = ""
+
+
+def client_info(value: object) -> ClientInfo:
+    """The :class:`ClientInfo` of a ``clientInfo`` value, whatever the client sent: a
+    field that is not text is left out, and each is cut at :data:`CLIENT_INFO_CHARACTERS`
+    (it is recorded with what the client proposes)."""
+    if not isinstance(value, dict):
+        return ClientInfo()
+
+    def text(key: str) -> str:
+        found = value.get(key)
+        return found[:CLIENT_INFO_CHARACTERS] if isinstance(found, str) else ""
+
+    return ClientInfo(text("name"), text("title"), text("version"))
+
+
+@dataclass(frozen=True, slots=True)
 class ModernEnvelope:
     """The per-request protocol fields of a 2026-07-28 request."""
 
     version: str
     client_capabilities: dict[str, Any]
+    client: ClientInfo = ClientInfo()
 
 
 def modern_envelope(params: dict[str, Any]) -> ModernEnvelope | None:
@@ -128,4 +162,4 @@ def modern_envelope(params: dict[str, Any]) -> ModernEnvelope | None:
     capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
     if not isinstance(capabilities, dict):
         raise MissingClientCapabilities()
-    return ModernEnvelope(version, capabilities)
+    return ModernEnvelope(version, capabilities, client_info(meta.get(CLIENT_INFO_KEY)))

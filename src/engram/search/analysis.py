@@ -18,6 +18,9 @@ Both faces index the output of :func:`index_terms` and search with the groups of
   written in another language than the memory it looks for); its *group* of variants
   matches a memory that holds any of them.
 
+:func:`shared_words` says, in the question's own words, which texts hold which of them
+(the review console explains a score with it).
+
 Not here: ranking (SQLite FTS5's BM25), the common-term cutoff
 (:mod:`engram.search.lexical`).
 """
@@ -29,7 +32,7 @@ import functools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
 from engram.search.stopwords import STOP_WORDS
@@ -45,6 +48,7 @@ __all__ = [
     "detect_language",
     "index_terms",
     "query_groups",
+    "shared_words",
 ]
 
 #: Changes whenever the terms of an indexed text change: indexes built by another
@@ -199,3 +203,31 @@ def query_groups(text: str) -> list[tuple[str, ...]]:
         if len(groups) == MAX_QUERY_GROUPS:
             break
     return list(groups)
+
+
+def shared_words(question: str, texts: Mapping[str, str]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each word of ``question`` a search counts, lower-case as asked, in order and once,
+    with the names of the ``texts`` that hold it as a search matches it (any of its stem
+    variants among a text's terms). Its stop words are left out, as a search leaves them
+    (unless it has only those); an identifier gives its parts, and their join only where
+    a text holds it (``RetryPolicy``: ``retry``, ``policy``, and ``retrypolicy`` when
+    written so). At most :data:`MAX_QUERY_GROUPS` words, as a search counts."""
+    words = _words(question)
+    lowered = [word.lower() for word in words]
+    language = detect_language(lowered)
+    forms = [_forms(word, language) for word in words]
+    if not any(forms):  # only stop words: a search asks for them after all
+        forms = [(word,) for word in lowered]
+    held = {name: set(index_terms(text).split()) for name, text in texts.items()}
+    found: dict[str, tuple[str, ...]] = {}
+    for parts in forms:
+        for position, form in enumerate(parts):
+            variants = {_stem(form, other) for other in LANGUAGES}
+            holders = tuple(name for name, terms in held.items() if terms & variants)
+            joined = len(parts) > 1 and position == len(parts) - 1
+            if form in found or (joined and not holders) or not _stem(form, "en"):
+                continue
+            found[form] = holders
+            if len(found) == MAX_QUERY_GROUPS:
+                return list(found.items())
+    return list(found.items())

@@ -30,6 +30,7 @@ __all__ = [
     "COMMON_SHARE",
     "K1",
     "MAX_QUERY_TERMS",
+    "PROJECT_WEIGHTS",
     "PRUNE_MIN_DOCUMENTS",
     "B",
     "Group",
@@ -56,6 +57,9 @@ COMMON_SHARE: Final = 0.02
 #: BM25's term-frequency saturation and length normalisation (FTS5's ``bm25()`` values).
 K1: Final = 1.2
 B: Final = 0.75
+#: How much a term counts in each column of project memory's index: a memory's title
+#: weighs most, then its tags, then its text.
+PROJECT_WEIGHTS: Final = {"title": 3.0, "tags": 2.0, "body": 1.0}
 #: The lexical channel's algorithm as a rank receipt names it (:func:`idf`).
 ALGORITHM: Final = f"bm25(k1={K1}, b={B}, idf=ln(1+(N-n+0.5)/(n+0.5)))"
 

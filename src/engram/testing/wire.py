@@ -97,12 +97,17 @@ def value(reply: dict[str, Any]) -> Any:
 
 
 def legacy_init(
-    client: LineClient, capabilities: dict[str, Any] | None = None, version: str = "2025-11-25"
+    client: LineClient,
+    capabilities: dict[str, Any] | None = None,
+    version: str = "2025-11-25",
+    client_info: dict[str, Any] | None = None,
 ) -> None:
-    """The legacy handshake: ``initialize`` (answered with ``version``), then ``initialized``."""
-    reply = client.request(
-        "initialize", {"protocolVersion": version, "capabilities": capabilities or {}}
-    )
+    """The legacy handshake: ``initialize`` (answered with ``version``; with
+    ``client_info`` as the client's ``clientInfo``), then ``initialized``."""
+    params: dict[str, Any] = {"protocolVersion": version, "capabilities": capabilities or {}}
+    if client_info is not None:
+        params["clientInfo"] = client_info
+    reply = client.request("initialize", params)
     assert reply["result"]["protocolVersion"] == version
     client.notify("notifications/initialized")
 

@@ -27,7 +27,14 @@ from engram.errors import IndexDamaged, StoreUnavailable
 from engram.project.memory_file import Memory
 from engram.project.ports import FileState, Progress, no_progress
 from engram.search.analysis import index_terms
-from engram.search.lexical import Group, common_cutoff, query_groups, search_stages, variants
+from engram.search.lexical import (
+    PROJECT_WEIGHTS,
+    Group,
+    common_cutoff,
+    query_groups,
+    search_stages,
+    variants,
+)
 from engram.store.sqlite.bm25 import stage_scores
 from engram.store.sqlite.database import Database, migration
 from engram.store.sqlite.vocabulary import DocumentCounts
@@ -330,9 +337,7 @@ class ProjectIndex:
                 exact = self._counts.lookup(
                     db, "memories_fts", variants(list(stage.groups)), documents
                 )
-                scored = stage_scores(
-                    "memories_fts", "bm25(memories_fts, 3.0, 2.0, 1.0)", stage, exact, documents
-                )
+                scored = stage_scores("memories_fts", _BM25, stage, exact, documents)
                 if scored is None:
                     continue
                 clause, parameters = scored
@@ -469,6 +474,10 @@ def _is_global(path: str) -> bool:
 
 def _digest(passage: str) -> str:
     return hashlib.sha256(passage.encode()).hexdigest()
+
+
+#: FTS5's ranking function with each column's weight, in the table's column order.
+_BM25: Final = "bm25(memories_fts, {title}, {tags}, {body})".format(**PROJECT_WEIGHTS)
 
 
 def _matched(groups: list[Group], text: str) -> list[str]:
