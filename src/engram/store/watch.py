@@ -9,7 +9,6 @@ the answer is "unknown" and the caller rescans every file.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import struct
 import sys
@@ -89,9 +88,10 @@ def open_change_feed(directories: list[Path]) -> ChangeFeed | None:
     """Watch these folders, or ``None`` where inotify is unavailable."""
     if not sys.platform.startswith("linux"):
         return None
-    libc_name = ctypes.util.find_library("c") or "libc.so.6"
+    # The C library this process already holds (dlopen of no file): no search for it,
+    # which ctypes.util.find_library does by running `ldconfig -p` at every open.
     try:
-        libc = ctypes.CDLL(libc_name, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)
         fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
     except (OSError, AttributeError):
         return None
