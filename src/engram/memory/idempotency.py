@@ -21,7 +21,7 @@ from typing import Any
 from engram.canonical import canonical_bytes, digest_bytes
 from engram.errors import DigestConflict
 from engram.memory.binding import Binding
-from engram.memory.ports import IdempotencyRow, MemoryTransaction
+from engram.memory.ports import AgentWrites, IdempotencyRow
 from engram.memory.vault import Vault
 
 
@@ -44,7 +44,7 @@ def intent_digest(tool: str, arguments: dict[str, Any], canonical: bytes | None 
 
 
 def replay(
-    tx: MemoryTransaction,
+    tx: AgentWrites,
     vault: Vault,
     tool: str,
     binding: Binding,
@@ -68,7 +68,7 @@ def replay(
 
 
 def remember(
-    tx: MemoryTransaction,
+    tx: AgentWrites,
     vault: Vault,
     tool: str,
     binding: Binding,
