@@ -162,18 +162,31 @@ def _rows(store: Memory | Path, sql: str, *parameters: Any) -> list[tuple[Any, .
 
 
 def _events(memory: Memory | Path, operation: str | None = None) -> list[dict[str, Any]]:
-    bodies = [
-        json.loads(body)
-        for (body,) in _rows(
-            memory, "SELECT body FROM journal WHERE scope_id = ? ORDER BY cursor", SCOPE_ID
-        )
-    ]
+    """The bodies of the scope's events: through the port for a test's memory, from the
+    SQLite file of a profile's store."""
+    if isinstance(memory, Memory):
+        with memory.engine.store.read() as reader:
+            bodies = [body for _, _, _, body in reader.journal(SCOPE_ID)]
+    else:
+        bodies = [
+            json.loads(body)
+            for (body,) in _rows(
+                memory, "SELECT body FROM journal WHERE scope_id = ? ORDER BY cursor", SCOPE_ID
+            )
+        ]
     return [body for body in bodies if operation is None or body["operation"] == operation]
 
 
 def _audit_outcome(memory: Memory | Path, audit_id: str) -> str:
-    [(outcome,)] = _rows(memory, "SELECT outcome FROM audit WHERE audit_id = ?", audit_id)
-    return str(outcome)
+    """An audit entry's outcome: through the port for a test's memory, from the SQLite
+    file of a profile's store."""
+    if isinstance(memory, Memory):
+        with memory.engine.store.read() as reader:
+            page = reader.audit_page(SCOPE_ID, None, None, None, None, 10_000)
+        [outcome] = [entry.outcome for _, entry in page if entry.audit_id == audit_id]
+        return outcome
+    [(found,)] = _rows(memory, "SELECT outcome FROM audit WHERE audit_id = ?", audit_id)
+    return str(found)
 
 
 def _candidate_state(memory: Memory, candidate_id: str) -> str:
@@ -524,7 +537,6 @@ def _held(memory: Memory) -> str:
     return again
 
 
-@pytest.mark.real_stores
 def test_admitting_or_withdrawing_a_held_candidate_is_illegal_transition(memory: Memory) -> None:
     held = _held(memory)
     before = _events(memory)
@@ -545,7 +557,6 @@ def test_admitting_or_withdrawing_a_held_candidate_is_illegal_transition(memory:
     assert (replay["outcome"]["status"], replay["replayed"]) == ("pending_adjudication", True)
 
 
-@pytest.mark.real_stores
 def test_an_admission_rejection_destroys_the_candidates_key_at_once(memory: Memory) -> None:
     arguments = capture_args(text=f"Deploy with {SECRET}.", key="secret.capture-00001")
     candidate = memory.value("capture", arguments)["candidate_id"]
@@ -555,10 +566,10 @@ def test_an_admission_rejection_destroys_the_candidates_key_at_once(memory: Memo
 
     assert outcome["status"] == "rejected"
     assert not _has_key(memory, candidate)
-    [(state, sealed)] = _rows(
-        memory, "SELECT state, sealed FROM candidates WHERE candidate_id = ?", candidate
-    )
-    assert (state, sealed) == ("rejected", None)
+    with memory.engine.store.read() as reader:
+        row = reader.candidate(SCOPE_ID, candidate)
+    assert row is not None
+    assert (row.state, row.sealed) == ("rejected", None)
 
 
 # --- DIGEST_CONFLICT on withdraw and forget -------------------------------------------------
@@ -978,7 +989,6 @@ def test_component_text_attestation_and_query_in_nfd_are_accepted_as_written(
         assert [packet["record"]["record_id"] for packet in found] == [record_id], query
 
 
-@pytest.mark.real_stores
 @pytest.mark.parametrize("site", ["source_ref", "evidence_ref", "reason_ref"])
 def test_an_opaque_reference_in_nfd_is_invalid_schema(memory: Memory, site: str) -> None:
     def call(reference: str) -> dict[str, Any]:
