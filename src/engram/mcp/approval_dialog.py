@@ -78,6 +78,7 @@ def save(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext)
         type="skill" if kind == "workflow" else kind,
         text=arguments["text"],
         roles=_roles(arguments),
+        source_files=tuple(arguments.get("source_files", ())),
     )
     return _propose(memory, [candidate], arguments.get("scope", "workspace"), context)
 

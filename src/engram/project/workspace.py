@@ -46,6 +46,7 @@ from engram.project.proposals import (
     refuse_secrets,
     verdict_for,
 )
+from engram.project.repository import Repository
 from engram.project.results import (
     Found,
     LoadResult,
@@ -66,6 +67,7 @@ from engram.project.routing import (
     route,
 )
 from engram.project.semantic import ProjectVectors
+from engram.project.sources import refuse_sources
 from engram.search.fusion import FUSION_DEPTH, fused, ranking_receipt
 
 __all__ = ["Found", "LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
@@ -106,6 +108,8 @@ class ProjectMemory:
         #: The semantic channel (``None``: lexical only, whatever is installed).
         self.vectors = vectors
         self._cache: tuple[int, dict[str, Memory]] = (-1, {})
+        #: The repository the project's memories cite files of.
+        self.repository = Repository(layout.root)
 
     @property
     def layouts(self) -> dict[str, Layout]:
@@ -401,6 +405,11 @@ class ProjectMemory:
     ) -> Proposal:
         """Verdicts and preview for candidates; refuses secrets; writes nothing."""
         refuse_secrets(candidates)
+        for number, candidate in enumerate(candidates, start=1):
+            try:
+                refuse_sources(candidate.source_files, self.repository)
+            except CandidateError as error:
+                raise CandidateError(f"candidate {number}: {error.detail}") from error
         self.refresh()
         memories = self._memories()
         verdicts = []
@@ -440,7 +449,7 @@ class ProjectMemory:
             )
             for n in sorted(set(numbers))
         ]
-        outcome = write_candidates(self.layouts, memories, chosen, human_approved)
+        outcome = write_candidates(self.layouts, memories, chosen, human_approved, self.repository)
         self._refresh_now()
         return outcome
 
@@ -463,7 +472,13 @@ class ProjectMemory:
         self.refresh()
         memories = self._memories()
         plans = [
-            planned(self.layouts, memories, Candidate.from_json(c), Verdict(v["kind"], v["target"]))
+            planned(
+                self.layouts,
+                memories,
+                Candidate.from_json(c),
+                Verdict(v["kind"], v["target"]),
+                self.repository,
+            )
             for c, v in zip(pending.candidates, pending.verdicts, strict=True)
         ]
         # "Before" as the file is on disk (a hand-written one may lack fields the commit
