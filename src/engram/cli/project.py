@@ -284,6 +284,22 @@ def adopt(paths: tuple[Path, ...], yes: bool, as_json: bool) -> None:
         sys.exit(1)
 
 
+@click.command("stale")
+@json_option()
+def stale(as_json: bool) -> None:
+    """List the memories whose recorded files changed, disappeared or were renamed.
+
+    Each memory records the repository files it names when engram writes it; a memory
+    is stale when one of them is no longer as recorded (changed, missing, or renamed
+    where Git can tell). Exit 1 when a memory is stale. After checking a memory,
+    `engram reconfirm ID` records its files as they are now.
+    """
+    report = _project().stale()
+    _emit(report, as_json)
+    if report.memories:
+        sys.exit(1)
+
+
 @click.command("set-role")
 @click.argument("roles", nargs=-1)
 @click.option("--clear", is_flag=True, help="Clear the roles.")
@@ -339,6 +355,7 @@ PROJECT_COMMANDS = (
     promote,
     note,
     adopt,
+    stale,
     set_role,
     set_rule_variant,
     hook,

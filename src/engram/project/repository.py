@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import subprocess
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -44,23 +45,50 @@ class Repository:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
 
-    def inside(self, relative: str) -> Path | None:
+    def inside(self, relative: str, folders: dict[str, Path | None] | None = None) -> Path | None:
         """Where ``relative`` is on disk, when it names a regular file of the repository
-        (not under ``.git`` or ``.agents/.engram``, and not leading out of the root)."""
+        (not under ``.git`` or ``.agents/.engram``, and not leading out of the root).
+
+        ``folders`` remembers where each folder really is for the length of one check
+        (resolving every component of 5,000 paths costs more than reading them)."""
         if not relative or relative.startswith("/") or "\\" in relative or "\0" in relative:
             return None
         normal = PurePosixPath(os.path.normpath(relative)).as_posix()
         if normal.startswith("../") or normal in ("..", ".") or _private(normal):
             return None
-        path = self.root / normal
+        parent, _, name = normal.rpartition("/")
+        folders = {} if folders is None else folders
+        if parent not in folders:
+            folders[parent] = self._real_folder(parent)
+        real_parent = folders[parent]
+        if real_parent is None:
+            return None
+        path = real_parent / name
         try:
-            real = path.resolve()
-            real.relative_to(self.root)
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return self._real_file(path)
+        return path if stat.S_ISREG(mode) else None
+
+    def _real_folder(self, parent: str) -> Path | None:
+        """Where a folder of the repository really is, or ``None`` out of it."""
+        try:
+            real = (self.root / parent).resolve(strict=True)
+            inner = real.relative_to(self.root).as_posix()
         except (OSError, ValueError, RuntimeError):
             return None
-        if _private(real.relative_to(self.root).as_posix()) or not real.is_file():
+        return None if _private(inner) else real
+
+    def _real_file(self, link: Path) -> Path | None:
+        """Where a link inside the repository leads, when that is a file of it."""
+        try:
+            real = link.resolve(strict=True)
+            inner = real.relative_to(self.root).as_posix()
+        except (OSError, ValueError, RuntimeError):
             return None
-        return path
+        return None if _private(inner) or not real.is_file() else real
 
     def normal(self, relative: str) -> str:
         """``relative`` as a memory records it (``./a/../b.py`` → ``b.py``)."""

@@ -12,7 +12,7 @@ import datetime as dt
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ from engram.project.routing import (
 )
 from engram.project.semantic import ProjectVectors
 from engram.project.sources import refuse_sources
+from engram.project.staleness import FileStates, StaleMemory, StaleReport, cache_beside, find_stale
 from engram.search.fusion import FUSION_DEPTH, fused, ranking_receipt
 
 __all__ = ["Found", "LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
@@ -110,6 +111,7 @@ class ProjectMemory:
         self._cache: tuple[int, dict[str, Memory]] = (-1, {})
         #: The repository the project's memories cite files of.
         self.repository = Repository(layout.root)
+        self._file_states: FileStates | None = None
 
     @property
     def layouts(self) -> dict[str, Layout]:
@@ -600,6 +602,32 @@ class ProjectMemory:
         record_adoption(self.layout, plan)
         self._refresh_now()
         return replace(plan, recorded=True)
+
+    # --- the files memories stand on ------------------------------------------------
+
+    def stale(self, memory_ids: Iterable[str] | None = None) -> StaleReport:
+        """The memories (all, or those of ``memory_ids``) whose recorded files changed,
+        disappeared or were renamed (:mod:`engram.project.staleness`)."""
+        self.refresh()
+        return self._stale(memory_ids)
+
+    def _stale(self, memory_ids: Iterable[str] | None) -> StaleReport:
+        """:meth:`stale` on the index as it is (a load, a search, a route refreshed it)."""
+        memories = self._memories()
+        chosen = (
+            memories.values()
+            if memory_ids is None
+            else [memories[mid] for mid in memory_ids if mid in memories]
+        )
+        if self._file_states is None:
+            self._file_states = FileStates(self.repository, cache_beside(self.index_path))
+        found, checked = find_stale(self.layout, chosen, self._file_states)
+        return StaleReport(found, checked)
+
+    def stale_by_id(self, memory_ids: Iterable[str]) -> dict[str, StaleMemory]:
+        """Each stale memory among ``memory_ids``, by id (what a load marks), on the
+        index as it is."""
+        return {stale.id: stale for stale in self._stale(memory_ids).memories}
 
     # --- configuration, verification, status ---------------------------------------
 

@@ -1,0 +1,149 @@
+"""``engram stale`` on real Git repositories: a memory's recorded files edited, deleted,
+renamed and reverted, saved and checked through the command line."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engram.cli.main import cli
+from tests.project.gitrepo import blob, commit_all, git, write
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+TODAY = dt.date.today().isoformat()
+RETRY = "retries-stop-after-3-attempts-src-payments-retry-py-12"
+LIMITS = "limits-live-in-docs-limits-md-and-src-payments-policy-py"
+
+
+def engram(*args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=stdin, catch_exceptions=False)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository with three files and two memories citing them, all committed."""
+    monkeypatch.setenv("ENGRAM_GLOBAL_DIR", str(tmp_path / "global"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    root = tmp_path / "repo"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    git(root, "init", "-q", "-b", "main")
+    write(root, "src/payments/retry.py", "ATTEMPTS = 3\n")
+    write(root, "src/payments/policy.py", "LIMIT = 100\n")
+    write(root, "docs/limits.md", "# Limits\n")
+    assert engram("init").exit_code == 0
+    saved = engram(
+        "save-session",
+        "--force",
+        stdin="TYPE: rule | TEXT: Retries stop after 3 attempts (src/payments/retry.py:12)\n"
+        "TYPE: knowledge | TEXT: Limits live in docs/limits.md and src/payments/policy.py\n"
+        "TYPE: rule | TEXT: Run make lint before every push\n",
+    )
+    assert saved.exit_code == 0, saved.output
+    commit_all(root, "memories")
+    return root
+
+
+def test_nothing_is_stale_while_the_files_are_as_recorded(repo: Path) -> None:
+    checked = engram("stale")
+    assert (checked.exit_code, checked.stdout) == (
+        0,
+        "no stale memory: the files of 2 memories are as recorded\n",
+    )
+
+
+def test_an_edit_a_deletion_and_a_rename_are_each_told(repo: Path) -> None:
+    retry, limits = blob(repo, "src/payments/retry.py"), blob(repo, "docs/limits.md")
+    policy = blob(repo, "src/payments/policy.py")
+    write(repo, "src/payments/retry.py", "ATTEMPTS = 5\n")
+    (repo / "docs" / "limits.md").unlink()
+    git(repo, "mv", "src/payments/policy.py", "src/payments/rules.py")
+
+    checked = engram("stale")
+
+    assert checked.exit_code == 1
+    assert checked.stdout == (
+        f"{LIMITS} (knowledge/{LIMITS}.md), recorded {TODAY}:\n"
+        "  missing: docs/limits.md\n"
+        "  renamed: src/payments/policy.py -> src/payments/rules.py\n"
+        f"{RETRY} (rules/{RETRY}.md), recorded {TODAY}:\n"
+        "  changed: src/payments/retry.py\n"
+        "2 stale memories of 2 that record files: check each against its files, then"
+        " `engram reconfirm ID` records them as they are now (or propose an UPDATE)\n"
+    )
+    data = json.loads(engram("stale", "--json").stdout)
+    assert data["memories"] == [
+        {
+            "id": LIMITS,
+            "file": f"knowledge/{LIMITS}.md",
+            "since": TODAY,
+            "files": [
+                {"path": "docs/limits.md", "state": "missing", "recorded": limits},
+                {
+                    "path": "src/payments/policy.py",
+                    "state": "renamed",
+                    "recorded": policy,
+                    "renamed_to": "src/payments/rules.py",
+                },
+            ],
+        },
+        {
+            "id": RETRY,
+            "file": f"rules/{RETRY}.md",
+            "since": TODAY,
+            "files": [{"path": "src/payments/retry.py", "state": "changed", "recorded": retry}],
+        },
+    ]
+    assert data["checked"] == 2
+
+
+def test_a_file_changed_then_reverted_is_as_recorded(repo: Path) -> None:
+    write(repo, "src/payments/retry.py", "ATTEMPTS = 5\n")
+    assert engram("stale").exit_code == 1
+    commit_all(repo, "five attempts")
+    git(repo, "revert", "--no-edit", "HEAD")
+
+    checked = engram("stale")
+
+    assert (checked.exit_code, checked.stdout) == (
+        0,
+        "no stale memory: the files of 2 memories are as recorded\n",
+    )
+
+
+def test_a_rename_edited_as_well_is_missing_for_git_cannot_tell(repo: Path) -> None:
+    git(repo, "mv", "src/payments/policy.py", "src/payments/rules.py")
+    write(repo, "src/payments/rules.py", "LIMIT = 200\n")
+    git(repo, "add", "--all")
+
+    data = json.loads(engram("stale", "--json").stdout)
+
+    assert [(m["id"], [f["state"] for f in m["files"]]) for m in data["memories"]] == [
+        (LIMITS, ["missing"])
+    ]
+
+
+def test_the_remembered_hashes_follow_an_edit_of_the_same_size(repo: Path) -> None:
+    for cited in ("src/payments/retry.py", "src/payments/policy.py", "docs/limits.md"):
+        os.utime(repo / cited, (time.time() - 60, time.time() - 60))
+    assert engram("stale").exit_code == 0  # the ids are remembered beside the index
+    cache = json.loads((repo / ".agents" / ".engram" / "index.sqlite-sources").read_text())
+    assert sorted(cache["files"]) == [
+        "docs/limits.md",
+        "src/payments/policy.py",
+        "src/payments/retry.py",
+    ]
+    path = repo / "src" / "payments" / "retry.py"
+    path.write_text("ATTEMPTS = 4\n", encoding="utf-8")  # same size
+
+    data = json.loads(engram("stale", "--json").stdout)
+
+    assert [m["id"] for m in data["memories"]] == [RETRY]
+    assert git(repo, "status", "--porcelain", "--", ".agents") == ""
