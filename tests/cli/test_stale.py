@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from engram.cli.main import cli
+from engram.project.repository import blob_id
 from tests.project.gitrepo import blob, commit_all, git, write
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -147,3 +148,117 @@ def test_the_remembered_hashes_follow_an_edit_of_the_same_size(repo: Path) -> No
 
     assert [m["id"] for m in data["memories"]] == [RETRY]
     assert git(repo, "status", "--porcelain", "--", ".agents") == ""
+
+
+# --- the agent is told ---------------------------------------------------------------
+
+MARK = (
+    "Stale: src/payments/retry.py changed since {today}, when this memory was recorded:"
+    " check the file before relying on it."
+)
+STDERR = f"engram: stale {RETRY}: src/payments/retry.py changed since {TODAY}\n"
+
+
+def test_a_load_marks_a_stale_memory_under_its_heading_and_names_it_on_stderr(
+    repo: Path,
+) -> None:
+    write(repo, "src/payments/retry.py", "ATTEMPTS = 5\n")
+
+    loaded = engram("load", "retries attempts")
+
+    assert loaded.exit_code == 0
+    assert loaded.stdout == (
+        "# Engram memory for: retries attempts (1 selected)\n\n"
+        f"## Rule: Retries stop after 3 attempts (src/payments/retry.py:12) [{RETRY}]\n"
+        + MARK.format(today=TODAY)
+        + "\n- Retries stop after 3 attempts (src/payments/retry.py:12)\n"
+    )
+    assert loaded.stderr == STDERR
+    data = json.loads(engram("load", "retries attempts", "--json").stdout)
+    assert data["stale"] == [
+        {
+            "id": RETRY,
+            "file": f"rules/{RETRY}.md",
+            "since": TODAY,
+            "files": [
+                {
+                    "path": "src/payments/retry.py",
+                    "state": "changed",
+                    "recorded": blob_id(b"ATTEMPTS = 3\n"),
+                }
+            ],
+        }
+    ]
+
+
+def test_a_load_by_id_and_a_card_are_marked_too(repo: Path) -> None:
+    write(repo, "src/payments/retry.py", "ATTEMPTS = 5\n")
+
+    by_id = engram("load", "--id", RETRY)
+    cards = engram("load", "retries attempts", "--cards")
+
+    assert by_id.stdout.splitlines()[1] == MARK.format(today=TODAY)
+    assert cards.stdout.splitlines()[-1] == (
+        f"- {RETRY} (rule): Retries stop after 3 attempts (src/payments/retry.py:12)"
+        f" [stale: src/payments/retry.py changed since {TODAY}]"
+    )
+
+
+def test_search_and_route_mark_a_stale_memory_and_keep_it(repo: Path) -> None:
+    write(repo, "src/payments/retry.py", "ATTEMPTS = 5\n")
+
+    searched = engram("search", "retries")
+    routed = engram("route", "retries")
+
+    assert searched.stdout.endswith(
+        f"  {RETRY} (rule): Retries stop after 3 attempts (src/payments/retry.py:12)"
+        f" [stale: src/payments/retry.py changed since {TODAY}]\n"
+    )
+    assert searched.stderr == STDERR
+    assert routed.stdout == (
+        f"{RETRY} (rule, direct) [stale: src/payments/retry.py changed since {TODAY}]\n"
+    )
+    assert routed.stderr == STDERR
+    entry = json.loads(engram("route", "retries", "--json").stdout)["entries"][0]
+    assert entry["stale"] == {
+        "summary": f"src/payments/retry.py changed since {TODAY}",
+        "since": TODAY,
+        "files": [
+            {
+                "path": "src/payments/retry.py",
+                "state": "changed",
+                "recorded": blob_id(b"ATTEMPTS = 3\n"),
+            }
+        ],
+    }
+
+
+def test_a_fresh_memory_is_not_marked(repo: Path) -> None:
+    loaded = engram("load", "retries attempts")
+    assert "Stale" not in loaded.stdout
+    assert loaded.stderr == ""
+    assert "stale" not in json.loads(engram("load", "retries attempts", "--json").stdout)
+
+
+def test_status_counts_stale_memories_and_doctor_warns(repo: Path) -> None:
+    write(repo, "src/payments/retry.py", "ATTEMPTS = 5\n")
+    (repo / "docs" / "limits.md").unlink()
+
+    status = engram("status")
+    data = json.loads(engram("status", "--json").stdout)
+    doctor = json.loads(engram("doctor", "--json").stdout)
+
+    assert status.stdout.endswith(
+        "\n2 memories stand on files that changed since they were recorded:"
+        " `engram stale` lists them\n"
+    )
+    assert (data["stale"], data["healthy"]) == (2, True)
+    stale = [check for check in doctor["checks"] if check["id"] == "memory.stale"]
+    assert [(c["status"], c["subject"], c["message"]) for c in stale] == [
+        ("warn", f"knowledge/{LIMITS}.md", f"docs/limits.md missing since {TODAY}"),
+        ("warn", f"rules/{RETRY}.md", f"src/payments/retry.py changed since {TODAY}"),
+    ]
+    assert stale[0]["remediation"] == (
+        f"check the memory against its files, then `engram reconfirm {LIMITS}`"
+        " (or let an agent propose an UPDATE of it)"
+    )

@@ -55,6 +55,15 @@ def _emit(result: _Result, as_json: bool) -> None:
         click.echo(shown(result.text().rstrip("\n")))
 
 
+def _name_stale(data: dict[str, Any]) -> None:
+    """Name on stderr each stale memory the answer shows (as ``diagnostics`` do)."""
+    from engram.project.staleness import stale_diagnostics
+    from engram.safety.display import shown
+
+    for diagnostic in stale_diagnostics(data):
+        click.echo(shown(f"engram: stale {diagnostic['message']}"), err=True)
+
+
 def _name_skipped(memory: ProjectMemory) -> None:
     """Name on stderr each memory file the command left out because it could not be
     read or parsed (stdout stays the answer)."""
@@ -105,6 +114,7 @@ def load(
         explain=explain,
     )
     _emit(result, as_json)
+    _name_stale(result.data())
     _name_skipped(memory)
 
 
@@ -115,7 +125,9 @@ def load(
 def search(query: str, limit: int, as_json: bool) -> None:
     """Search memory (BM25, fused with the semantic channel where it is installed)."""
     memory = _project()
-    _emit(memory.search(query, limit), as_json)
+    found = memory.search(query, limit)
+    _emit(found, as_json)
+    _name_stale(found.data())
     _name_skipped(memory)
 
 
@@ -125,7 +137,9 @@ def search(query: str, limit: int, as_json: bool) -> None:
 def route(query: str, as_json: bool) -> None:
     """List the memories QUERY routes to, in load order."""
     memory = _project()
-    _emit(memory.route_entries(query), as_json)
+    routed = memory.route_entries(query)
+    _emit(routed, as_json)
+    _name_stale(routed.data())
     _name_skipped(memory)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -44,6 +44,8 @@ __all__ = [
     "StaleMemory",
     "StaleReport",
     "find_stale",
+    "stale_diagnostics",
+    "summary_of",
 ]
 
 #: The file, beside the derived index, that remembers the blob id of each cited file.
@@ -65,11 +67,6 @@ class FileChange:
     #: Where it went (``renamed`` only).
     renamed_to: str = ""
 
-    def words(self) -> str:
-        if self.state == "renamed":
-            return f"{self.path} renamed to {self.renamed_to}"
-        return f"{self.path} {self.state}"
-
     def data(self) -> dict[str, str]:
         data = {"path": self.path, "state": self.state, "recorded": self.recorded}
         if self.renamed_to:
@@ -90,7 +87,22 @@ class StaleMemory:
 
     def summary(self) -> str:
         """``src/x.py changed since 2026-12-01`` (every file, in recorded order)."""
-        return f"{', '.join(change.words() for change in self.changes)} since {self.since}"
+        return summary_of(self.data())
+
+    def mark(self) -> str:
+        """The line a load shows under the memory's heading."""
+        return (
+            f"Stale: {self.summary()}, when this memory was recorded: check the file"
+            " before relying on it."
+        )
+
+    def entry(self) -> dict[str, Any]:
+        """What a search or route entry carries of it."""
+        return {
+            "summary": self.summary(),
+            "since": self.since,
+            "files": [change.data() for change in self.changes],
+        }
 
     def data(self) -> dict[str, Any]:
         return {
@@ -133,6 +145,41 @@ class StaleReport:
             "checked": self.checked,
             "text": self.text(),
         }
+
+
+def summary_of(data: Mapping[str, Any]) -> str:
+    """:meth:`StaleMemory.summary` of its :meth:`StaleMemory.data`."""
+    words = [
+        f"{f['path']} renamed to {f['renamed_to']}"
+        if f.get("renamed_to")
+        else f"{f['path']} {f['state']}"
+        for f in data["files"]
+    ]
+    return f"{', '.join(words)} since {data['since']}"
+
+
+def stale_diagnostics(data: Mapping[str, Any]) -> list[dict[str, str]]:
+    """One ``memory.stale`` warning per stale memory a read shows: a load's ``stale``, or
+    the entries of a search or a route that carry ``stale``."""
+    if "stale" in data:
+        found = [(stale["id"], summary_of(stale)) for stale in data["stale"]]
+    else:
+        found = [
+            (entry["id"], entry["stale"]["summary"])
+            for entry in data.get("entries", [])
+            if "stale" in entry
+        ]
+    return [
+        {
+            "id": "memory.stale",
+            "severity": "warning",
+            "message": f"{memory_id}: {summary}",
+            "remediation": "check the memory against its files: propose"
+            f" 'UPDATE: {memory_id}' with what is true now, or ask a person to run"
+            f" `engram reconfirm {memory_id}` if it still holds",
+        }
+        for memory_id, summary in found
+    ]
 
 
 def _memories(count: int, one: str = "memory", many: str = "memories") -> str:

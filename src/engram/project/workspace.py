@@ -238,8 +238,17 @@ class ProjectMemory:
         budget = budget_tokens or config.budget_tokens
         selected = [routed.memory for routed in routing.selected]
         header = _header(text, len(selected))
+        stale = self.stale_by_id(memory.id for memory in selected)
         packed = pack(
-            selected, header, budget, disclosure=disclosure, full=full, variant=config.rule_variant
+            selected,
+            header,
+            budget,
+            disclosure=disclosure,
+            full=full,
+            variant=config.rule_variant,
+            marks={
+                mid: (found.mark(), f"stale: {found.summary()}") for mid, found in stale.items()
+            },
         )
         if count:
             self._count_use(packed.body_keys)
@@ -251,9 +260,12 @@ class ProjectMemory:
             omitted_ids=packed.omitted_ids,
             tokens=packed.tokens,
             budget_tokens=budget,
-            explain=_explain(routing, packed.omitted_ids) if explain else [],
+            explain=_explain(routing, packed.omitted_ids, stale) if explain else [],
             explained=explain,
             close=routing.close if explain else {},
+            stale=[
+                stale[mid].data() for mid in [*packed.body_keys, *packed.card_ids] if mid in stale
+            ],
         )
 
     def _load_one(self, memory_id: str, config: Config, full: bool) -> LoadResult:
@@ -262,8 +274,21 @@ class ProjectMemory:
         if memory is None:
             raise UnknownMemory(f"no memory {memory_id!r}")
         text = render_body(memory, config.rule_variant, full) + "\n"
+        stale = self.stale_by_id([memory_id]).get(memory_id)
+        if stale is not None:
+            heading, _, rest = text.partition("\n")
+            text = f"{heading}\n{stale.mark()}\n{rest}"
         self._count_use([memory_id])
-        return LoadResult(text, [memory_id], [memory_id], [], [], estimate_tokens(text), None)
+        return LoadResult(
+            text,
+            [memory_id],
+            [memory_id],
+            [],
+            [],
+            estimate_tokens(text),
+            None,
+            stale=[] if stale is None else [stale.data()],
+        )
 
     def search(self, query: str, limit: int = 10, explain: bool = False) -> Found:
         """Ranked entries (id, type, scope, score, title, channels) and how they were
@@ -315,7 +340,19 @@ class ProjectMemory:
             for mid in replacements_first(list(found), memories)[:limit]
         ]
         best = max((score for _, score in lexical), default=0.0) if explain else 0.0
-        return Found(entries, ranking_receipt(None if nearest is None else nearest[0]), best)
+        return Found(
+            self._with_stale(entries),
+            ranking_receipt(None if nearest is None else nearest[0]),
+            best,
+        )
+
+    def _with_stale(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``entries`` (with an ``id`` each), those of stale memories with ``stale``."""
+        stale = self.stale_by_id(entry["id"] for entry in entries)
+        return [
+            {**entry, "stale": stale[entry["id"]].entry()} if entry["id"] in stale else entry
+            for entry in entries
+        ]
 
     def shared_words(
         self, question: str, memory_ids: list[str]
@@ -356,16 +393,18 @@ class ProjectMemory:
     def route_entries(self, query: str) -> Routed:
         """Routed entries in load order (not sorted by score)."""
         return Routed(
-            [
-                {
-                    "id": r.memory.id,
-                    "type": r.memory.type,
-                    "scope": r.memory.scope,
-                    "score": r.score,
-                    "how": r.how,
-                }
-                for r in self.routing(query).selected
-            ]
+            self._with_stale(
+                [
+                    {
+                        "id": r.memory.id,
+                        "type": r.memory.type,
+                        "scope": r.memory.scope,
+                        "score": r.score,
+                        "how": r.how,
+                    }
+                    for r in self.routing(query).selected
+                ]
+            )
         )
 
     def today(self) -> str:
@@ -700,6 +739,7 @@ class ProjectMemory:
             hash_mismatches=self._hash_problems(),
             roles=list(config.roles),
             rule_variant=config.rule_variant,
+            stale=len(self._stale(None).memories),
         )
 
 
@@ -758,7 +798,9 @@ def _header(query: str, count: int) -> str:
     return f"# Engram memory for: {shown or '(no query)'} ({count} selected)"
 
 
-def _explain(routing: Routing, budget_omitted: list[str]) -> list[dict[str, Any]]:
+def _explain(
+    routing: Routing, budget_omitted: list[str], stale: dict[str, StaleMemory]
+) -> list[dict[str, Any]]:
     chosen = [
         {
             "id": r.memory.id,
@@ -767,6 +809,7 @@ def _explain(routing: Routing, budget_omitted: list[str]) -> list[dict[str, Any]
             "terms": list(r.terms),
             "score": r.score,
             **({"reason": "budget"} if r.memory.id in budget_omitted else {}),
+            **({"stale": stale[r.memory.id].summary()} if r.memory.id in stale else {}),
         }
         for r in routing.selected
     ]
