@@ -262,3 +262,57 @@ def test_status_counts_stale_memories_and_doctor_warns(repo: Path) -> None:
         f"check the memory against its files, then `engram reconfirm {LIMITS}`"
         " (or let an agent propose an UPDATE of it)"
     )
+
+
+# --- the human closes the loop -------------------------------------------------------
+
+
+def test_reconfirm_records_the_files_as_they_are_now(repo: Path) -> None:
+    write(repo, "src/payments/retry.py", "ATTEMPTS = 5\n")
+    (repo / "docs" / "limits.md").unlink()
+    git(repo, "mv", "src/payments/policy.py", "src/payments/rules.py")
+    memory_file = repo / ".agents" / ".engram" / "knowledge" / f"{LIMITS}.md"
+    before = memory_file.read_text(encoding="utf-8")
+
+    done = engram("reconfirm", RETRY, LIMITS)
+
+    assert (done.exit_code, done.stdout) == (
+        0,
+        f"reconfirmed {RETRY} (rules/{RETRY}.md): records src/payments/retry.py as they are"
+        " now\n"
+        f"reconfirmed {LIMITS} (knowledge/{LIMITS}.md): records src/payments/rules.py as they"
+        " are now; no longer records docs/limits.md (gone)\n",
+    )
+    assert engram("stale").stdout == "no stale memory: the files of 2 memories are as recorded\n"
+    assert engram("verify").exit_code == 0
+    after = memory_file.read_text(encoding="utf-8")
+    recorded = (
+        "source_files: [src/payments/rules.py]\n"
+        f"source_hashes: [{blob(repo, 'src/payments/rules.py')}]\n"
+        f"last_verified: {TODAY}\n"
+    )
+    assert recorded in after
+    kept = [line for line in before.splitlines() if not line.startswith(("source_", "last_v"))]
+    assert [line for line in after.splitlines() if not line.startswith(("source_", "last_v"))] == (
+        kept
+    )
+
+
+def test_reconfirm_writes_nothing_when_one_id_cannot_be_reconfirmed(repo: Path) -> None:
+    write(repo, "src/payments/retry.py", "ATTEMPTS = 5\n")
+    edited = repo / ".agents" / ".engram" / "knowledge" / f"{LIMITS}.md"
+    edited.write_text(edited.read_text() + "- Edited by hand\n", encoding="utf-8")
+
+    unknown = engram("reconfirm", RETRY, "no-such-memory")
+    by_hand = engram("reconfirm", RETRY, LIMITS)
+
+    assert (unknown.exit_code, unknown.stderr) == (
+        1,
+        "engram: no memory 'no-such-memory': `engram stale` lists the stale ones\n",
+    )
+    assert (by_hand.exit_code, by_hand.stderr) == (
+        1,
+        f"engram: knowledge/{LIMITS}.md changed outside engram: review it and `engram adopt"
+        f" knowledge/{LIMITS}.md` first, then reconfirm it\n",
+    )
+    assert [m["id"] for m in json.loads(engram("stale", "--json").stdout)["memories"]] == [RETRY]

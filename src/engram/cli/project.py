@@ -314,6 +314,20 @@ def stale(as_json: bool) -> None:
         sys.exit(1)
 
 
+@click.command("reconfirm")
+@click.argument("memory_ids", nargs=-1, required=True, metavar="ID...")
+@json_option()
+def reconfirm(memory_ids: tuple[str, ...], as_json: bool) -> None:
+    """Record the files of memories ID... as they are now, after you checked them.
+
+    For each memory, the files it stands on (those it recorded that are still there,
+    renamed ones at their new path, and those its text names) are recorded with their
+    hashes now, and last_verified is set to today; a file that is gone is no longer
+    recorded. Nothing is written if one ID cannot be reconfirmed.
+    """
+    _emit(_project().reconfirm(list(memory_ids)), as_json)
+
+
 @click.command("set-role")
 @click.argument("roles", nargs=-1)
 @click.option("--clear", is_flag=True, help="Clear the roles.")
@@ -370,6 +384,7 @@ PROJECT_COMMANDS = (
     note,
     adopt,
     stale,
+    reconfirm,
     set_role,
     set_rule_variant,
     hook,

@@ -32,6 +32,7 @@ __all__ = [
     "grounded",
     "recorded_sources",
     "refuse_sources",
+    "rewritten_fields",
     "with_recorded_sources",
 ]
 
@@ -152,6 +153,12 @@ def with_recorded_sources(text: str, memory: Memory, repository: Repository, tod
     if not found.items("source_files"):
         return text
     keys = ("source_files", "source_hashes", "last_verified")
+    return rewritten_fields(text, {key: found.fields[key] for key in keys})
+
+
+def rewritten_fields(text: str, changes: dict[str, Value | None]) -> str:
+    """``text`` (a memory file) with the frontmatter keys of ``changes`` written anew at
+    the end of its frontmatter (``None``: removed); every other line kept byte for byte."""
     lines = text.replace("\r\n", "\n").split("\n")
     end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
     kept: list[str] = []
@@ -159,10 +166,11 @@ def with_recorded_sources(text: str, memory: Memory, repository: Repository, tod
     for line in lines[1:end]:
         key = line.split(":", 1)[0] if not line[:1].isspace() and ":" in line else ""
         if key:
-            skipping = key in keys
+            skipping = key in changes
         elif skipping and line.strip().startswith("-"):
             continue
         if not skipping:
             kept.append(line)
-    added = render_frontmatter([(key, found.fields[key]) for key in keys]).split("\n")[1:-2]
+    present = [(key, value) for key, value in changes.items() if value is not None]
+    added = render_frontmatter(present).split("\n")[1:-2] if present else []
     return "\n".join([lines[0], *kept, *added, *lines[end:]])

@@ -46,6 +46,7 @@ from engram.project.proposals import (
     refuse_secrets,
     verdict_for,
 )
+from engram.project.reconfirm import Reconfirmed, plan_reconfirm, reconfirmed_text
 from engram.project.repository import Repository
 from engram.project.results import (
     Found,
@@ -662,6 +663,21 @@ class ProjectMemory:
             self._file_states = FileStates(self.repository, cache_beside(self.index_path))
         found, checked = find_stale(self.layout, chosen, self._file_states)
         return StaleReport(found, checked)
+
+    def reconfirm(self, memory_ids: list[str]) -> Reconfirmed:
+        """A person checked these memories: record their files as they are now, with
+        ``last_verified`` today (:mod:`engram.project.reconfirm`); all or nothing."""
+        self._refresh_now()
+        stale = {found.id: found for found in self._stale(memory_ids).memories}
+        planned = plan_reconfirm(
+            self.layout, self._memories(), memory_ids, stale, self.repository, self.today()
+        )
+        changes = Changes(self.layout)
+        for path, text, _ in planned:
+            changes.stage_text(self.layout, path, text)
+        changes.commit()
+        self._refresh_now()
+        return reconfirmed_text(planned)
 
     def stale_by_id(self, memory_ids: Iterable[str]) -> dict[str, StaleMemory]:
         """Each stale memory among ``memory_ids``, by id (what a load marks), on the
