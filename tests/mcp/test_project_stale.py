@@ -83,3 +83,23 @@ def test_a_stale_rule_still_loads_with_its_mark_under_its_heading(project: Proje
         {"path": "src/retry.py", "state": "changed", "recorded": blob_id(b"ATTEMPTS = 3\n")}
     ]
     assert dt.date.fromisoformat(loaded["stale"][0]["since"]) == dt.date(2026, 11, 2)
+
+
+def test_the_approval_dialog_shows_an_updated_memorys_changed_file(project: Project) -> None:
+    from tests.mcp.test_project_dialog import _answer, _ask, _legacy
+
+    (project.root / "src" / "retry.py").write_text("ATTEMPTS = 5\n", encoding="utf-8")
+    server = _legacy(project)
+    line = "TYPE: rule | TEXT: Payment retries stop after 5 attempts | UPDATE: retry-limit"
+
+    ask = _ask(server, "engram_save_session", {"text": line})
+
+    recorded = blob_id(b"ATTEMPTS = 3\n")[:12]
+    assert ask["params"]["message"] == (
+        "Save 1 proposed project memory? Choose which to write.\n\n"
+        "1. UPDATE retry-limit changes a memory whose files moved: src/retry.py changed"
+        f" since {RECORDED}\n"
+        "src/retry.py changed; Git does not hold the version recorded"
+        f" ({recorded}: never committed or added), so there is no diff"
+    )
+    _answer(server, ask, result={"action": "cancel"})

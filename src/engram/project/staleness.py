@@ -40,9 +40,11 @@ from engram.project.sources import recorded_sources
 __all__ = [
     "CACHE_NAME",
     "FileChange",
+    "FileDiff",
     "FileStates",
     "StaleMemory",
     "StaleReport",
+    "file_diffs",
     "find_stale",
     "stale_diagnostics",
     "summary_of",
@@ -180,6 +182,66 @@ def stale_diagnostics(data: Mapping[str, Any]) -> list[dict[str, str]]:
         }
         for memory_id, summary in found
     ]
+
+
+#: Lines of one file's diff shown at most (the rest is counted, for ``git diff``).
+MAX_DIFF_LINES: Final = 60
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """What became of one recorded file, for the person who reviews its memory: a note in
+    words and, where Git still holds the recorded version, the unified diff from it."""
+
+    path: str
+    state: str
+    note: str
+    lines: tuple[str, ...] = ()
+
+
+def file_diffs(stale: StaleMemory, repository: Repository) -> list[FileDiff]:
+    """Each changed file of ``stale``, from the version recorded to the file now."""
+    return [_file_diff(change, repository) for change in stale.changes]
+
+
+def _file_diff(change: FileChange, repository: Repository) -> FileDiff:
+    import difflib
+
+    if change.state == "renamed":
+        note = f"{change.path} was renamed to {change.renamed_to}; its content is as recorded"
+        return FileDiff(change.path, change.state, note)
+    old = repository.old_text(change.recorded)
+    if old is None:
+        note = (
+            f"{change.path} {change.state}; Git does not hold the version recorded"
+            f" ({change.recorded[:12]}: never committed or added), so there is no diff"
+        )
+        return FileDiff(change.path, change.state, note)
+    path = repository.inside(change.path) if change.state == "changed" else None
+    try:
+        new = b"" if path is None else path.read_bytes()
+        before, after = old.decode("utf-8"), new.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        note = f"{change.path} {change.state}; it is not UTF-8 text, so there is no diff"
+        return FileDiff(change.path, change.state, note)
+    newer = f"{change.path} (now)" if path is not None else "(deleted)"
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(),
+            after.splitlines(),
+            f"{change.path} (recorded {change.recorded[:12]})",
+            newer,
+            lineterm="",
+        )
+    )
+    if len(lines) > MAX_DIFF_LINES:
+        more = len(lines) - MAX_DIFF_LINES
+        lines = [
+            *lines[:MAX_DIFF_LINES],
+            f"… {more} more lines: git diff {change.recorded[:12]} -- {change.path}",
+        ]
+    note = f"{change.path} {'changed' if path is not None else 'is gone'} since it was recorded:"
+    return FileDiff(change.path, change.state, note, tuple(lines))
 
 
 def _memories(count: int, one: str = "memory", many: str = "memories") -> str:

@@ -69,7 +69,15 @@ from engram.project.routing import (
 )
 from engram.project.semantic import ProjectVectors
 from engram.project.sources import refuse_sources
-from engram.project.staleness import FileStates, StaleMemory, StaleReport, cache_beside, find_stale
+from engram.project.staleness import (
+    FileDiff,
+    FileStates,
+    StaleMemory,
+    StaleReport,
+    cache_beside,
+    file_diffs,
+    find_stale,
+)
 from engram.search.fusion import FUSION_DEPTH, fused, ranking_receipt
 
 __all__ = ["Found", "LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
@@ -678,6 +686,13 @@ class ProjectMemory:
         changes.commit()
         self._refresh_now()
         return reconfirmed_text(planned)
+
+    def stale_diffs(self, memory_id: str) -> tuple[StaleMemory, list[FileDiff]] | None:
+        """A stale memory and what became of each of its files (a diff from the version
+        recorded, where Git still holds it); ``None`` when it is not stale."""
+        self.refresh()
+        found = self.stale_by_id([memory_id]).get(memory_id)
+        return None if found is None else (found, file_diffs(found, self.repository))
 
     def stale_by_id(self, memory_ids: Iterable[str]) -> dict[str, StaleMemory]:
         """Each stale memory among ``memory_ids``, by id (what a load marks), on the
