@@ -17,6 +17,7 @@ from typing import Any
 
 from engram.demo import transcript
 from engram.testing.clients import StdioClient, Trace
+from engram.testing.projects import edit_file
 
 __all__ = ["run"]
 
@@ -63,8 +64,7 @@ def run(workdir: Path, trace: Trace) -> None:
     repo = workdir / "repo"
     repo.mkdir()
     deploy = repo / "scripts" / "deploy"
-    deploy.parent.mkdir()
-    deploy.write_text('#!/bin/sh\nexec ./release.sh --tag "$1"\n', encoding="utf-8")
+    edit_file(deploy, '#!/bin/sh\nexec ./release.sh --tag "$1"\n')
     transcript.heading("Project memory: the repository remembers, the human approves")
     done = subprocess.run(
         [sys.executable, "-m", "engram", "init"],
@@ -118,7 +118,7 @@ def _stale_story(agent: StdioClient, repo: Path, env: dict[str, str], deploy: Pa
     """The skill named scripts/deploy, which was recorded with its hash: someone changes
     the script; the agent is told, and the human closes the loop."""
     transcript.heading("Memories that know when their code changed")
-    deploy.write_text('#!/bin/sh\nexec ./release.sh --rollback "$1"\n', encoding="utf-8")
+    edit_file(deploy, '#!/bin/sh\nexec ./release.sh --rollback "$1"\n')
     transcript.note("someone edits scripts/deploy, which the roll-back skill names")
     question = {"query": "how do I roll back a release", "budget_tokens": 300}
     loaded = _tool(agent, "engram_load", question)

@@ -11,7 +11,6 @@ record it is held as ``pending_adjudication`` for the host; a decision older tha
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -119,14 +118,11 @@ class DefaultAdmissionPolicy:
         return Decision(not reasons, self.policy_id, now_ms, tuple(reasons))
 
     def _verified(self, citation: dict[str, Any]) -> bool:
-        if citation["locator"]["scheme"] != "file" or self.verifier_root is None:
+        from engram.memory.citations import citation_state
+
+        if self.verifier_root is None:
             return True
-        root = self.verifier_root.resolve()
-        target = (root / citation["locator"]["value"]).resolve()
-        if not target.is_relative_to(root) or not target.is_file():
-            return False
-        actual = "sha256:" + hashlib.sha256(target.read_bytes()).hexdigest()
-        return actual == str(citation["content_digest"])
+        return citation_state(citation, self.verifier_root) in ("ok", "unchecked")
 
 
 def request_admission(
