@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from engram.console import charts, scores
 from engram.console.markdown import render_markdown
-from engram.console.review import review
+from engram.console.review import diff_class, review
 from engram.project.memory_file import TYPES
 from engram.project.routing import SESSION_QUERY
 
@@ -152,6 +152,27 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             done=request.query_params.get("done", ""),
         )
 
+    def stale(request: Request, project: ProjectMemory) -> Response:
+        """Needs review: the memories whose recorded files moved, each file's diff from
+        the version recorded (where Git still holds it)."""
+        report = project.stale()
+        found = [project.stale_diffs(item.id) for item in report.memories]
+        return pages.render(
+            request,
+            "project_stale.html",
+            checked=report.checked,
+            stale=[
+                (
+                    item,
+                    [
+                        (diff.note, [(diff_class(line), line) for line in diff.lines])
+                        for diff in diffs
+                    ],
+                )
+                for item, diffs in (entry for entry in found if entry is not None)
+            ],
+        )
+
     def decide(request: Request, project: ProjectMemory) -> Response:
         form: dict[str, str] = request.state.form
         approve = _approved(form)
@@ -174,6 +195,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         ("/project/search", project_page(search), "GET"),
         ("/project/load", project_page(load), "GET"),
         ("/project/proposals", project_page(proposals), "GET"),
+        ("/project/stale", project_page(stale), "GET"),
         ("/project/proposals/{proposal_id}", project_page(decide), "POST"),
     ]
 
