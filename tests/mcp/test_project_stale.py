@@ -103,3 +103,36 @@ def test_the_approval_dialog_shows_an_updated_memorys_changed_file(project: Proj
         f" ({recorded}: never committed or added), so there is no diff"
     )
     _answer(server, ask, result={"action": "cancel"})
+
+
+def test_engram_save_takes_the_files_a_memory_stands_on(project: Project) -> None:
+    (project.root / "docs").mkdir()
+    (project.root / "docs" / "payments.md").write_text("# Payments\n", encoding="utf-8")
+    with project.start() as server:
+        refused = envelope(
+            call(
+                server,
+                "engram_save",
+                {"text": "Refunds go through the ledger", "source_files": ["docs/gone.md"]},
+            )
+        )
+        proposed = data_of(
+            call(
+                server,
+                "engram_save",
+                {"text": "Refunds go through the ledger", "source_files": ["docs/payments.md"]},
+            )
+        )
+        token = proposed["approval_token"]
+        data_of(call(server, "engram_commit", {"approval_token": token, "approve": "all"}))
+
+    assert refused["error"] == {
+        "code": "INVALID_CANDIDATE",
+        "message": "candidate 1: SOURCE_FILES names 'docs/gone.md', which is no file in the"
+        f" repository ({project.root.resolve()}): give paths relative to it, of files that exist",
+    }
+    assert "   Source files: docs/payments.md" in proposed["text"]
+    written = (project.base / "knowledge" / "refunds-go-through-the-ledger.md").read_text()
+    assert "source_files: [docs/payments.md]\n" in written
+    payments = blob_id(b"# Payments\n")
+    assert f"source_hashes: [{payments}]\n" in written
