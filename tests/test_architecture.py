@@ -44,7 +44,10 @@ ALLOWED: dict[str, set[str]] = {
     "console": {"errors", "host", "memory", "project", "compose", "search", "safety"},
     # Test support for engram's tests and for hosts embedding it; nothing imports it
     # on the way to serving.
-    "testing": {"errors", "mcp", "memory", "host", "project", "safety", "store", "__init__"},
+    "testing": {
+        *("errors", "mcp", "memory", "host", "project", "safety", "search", "store"),
+        "__init__",
+    },
     "safety": {"errors"},
 }
 

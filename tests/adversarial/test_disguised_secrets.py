@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
+from engram.crypto.keyfiles import create_keyring
+from engram.memory.engine import MemoryEngine
 from engram.safety.secrets import contains_secret
-from engram.store.location import StoreLocation
-from engram.testing import Clock, capture_args
-from tests.memory.conftest import Memory, open_memory
+from engram.testing import Clock, InMemoryStore, capture_args
+from tests.memory.conftest import Memory
 from tests.safety.samples import (
     ALNUM,
     BASE64URL,
@@ -151,11 +152,14 @@ def test_a_disguised_credential_is_detected(
 
 
 @pytest.fixture
-def memory(tmp_path: Path, store_location: StoreLocation) -> Iterator[Memory]:
-    """Governed memory on SQLite, then on PostgreSQL."""
-    opened = open_memory(tmp_path, Clock(), location=store_location)
-    yield opened
-    opened.engine.store.close()
+def memory(tmp_path: Path) -> Iterator[Memory]:
+    """Governed memory on the in-memory store: admission's refusal is the domain's, and
+    the store's own behaviour is held by tests/store/contract/."""
+    store = InMemoryStore()
+    clock = Clock()
+    engine = MemoryEngine(store, create_keyring(tmp_path / "memory.db.keys"), clock=clock)
+    yield Memory(engine, clock, None)
+    store.close()
 
 
 def _admission(memory: Memory, texts: list[str], **evidence: Any) -> str:

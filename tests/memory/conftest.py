@@ -1,7 +1,12 @@
-"""Fixtures for governed memory: a real store (SQLite, then PostgreSQL: ``memory`` runs
-every test on both) and real keys in a temp dir, and an engine on a clock the test
-controls (the builders are in :mod:`engram.testing`). ``sqlite_memory`` is for the few
-tests about SQLite's own files and locks."""
+"""Fixtures for governed memory: a store, real keys in a temp dir, and an engine on a clock
+the test controls (the builders are in :mod:`engram.testing`).
+
+``memory`` is the domain on the in-memory store (:class:`engram.testing.InMemoryStore`,
+held to the real stores' behaviour by ``tests/store/contract/``). A test that reads the
+store's own rows, files or driver errors, or that needs the real thing (migrations, a
+second process, a reopened store), is marked ``real_stores``: ``memory`` is then SQLite,
+then PostgreSQL. ``sqlite_memory`` is for the few tests about SQLite's own files and
+locks."""
 
 from __future__ import annotations
 
@@ -17,10 +22,24 @@ from engram.crypto.keyfiles import create_keyring, load_keyring
 from engram.errors import ContractError
 from engram.memory.binding import Binding
 from engram.memory.engine import MemoryEngine
+from engram.memory.ports import MemoryStore
 from engram.memory.settings import HostPolicy
 from engram.store.location import DatabaseUrl, StoreLocation, open_memory_store
 from engram.testing import PURPOSE, Clock, binding, capture_args
+from engram.testing.memory_store import InMemoryStore
 from engram.testing.postgres import PostgresRun
+
+#: The stores a test marked ``real_stores`` runs on, in turn.
+REAL_STORES = ("sqlite", "postgresql")
+#: What a helper that reads the store itself says on the in-memory store.
+_NEEDS_REAL = "this reads the store itself: mark the test real_stores"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``memory_backend``: the in-memory store, or the real ones for ``real_stores``."""
+    if "memory_backend" in metafunc.fixturenames:
+        real = metafunc.definition.get_closest_marker("real_stores") is not None
+        metafunc.parametrize("memory_backend", REAL_STORES if real else ("memory",), indirect=True)
 
 
 class Memory:
@@ -30,23 +49,37 @@ class Memory:
         self,
         engine: MemoryEngine,
         clock: Clock,
-        location: StoreLocation,
+        location: StoreLocation | None,
         new_store: Callable[[str], StoreLocation] | None = None,
+        in_memory: dict[str, MemoryStore] | None = None,
     ) -> None:
-        self.engine, self.clock, self.location = engine, clock, location
+        """``location`` is ``None`` for the in-memory store (``in_memory``: the stores
+        of its siblings by name)."""
+        self.engine, self.clock, self._location = engine, clock, location
         self._new_store = new_store
+        self._in_memory = in_memory
 
     def sibling(self, name: str) -> Memory:
         """The store named ``name`` beside this one (``memory.db`` is this one; another
         name is a fresh, empty store of the same backend) with the SAME key directory."""
+        keys = load_keyring(self.engine.vault.keys.directory)
+        if self._in_memory is not None:
+            store = self._in_memory.setdefault(name, InMemoryStore())
+            engine = MemoryEngine(store, keys, clock=self.clock)
+            return Memory(engine, self.clock, None, in_memory=self._in_memory)
         if self._new_store is not None:
             location = self._new_store(name)
         else:
             assert isinstance(self.location, Path)
             location = self.location.with_name(name)
-        keys = load_keyring(self.engine.vault.keys.directory)
         engine = MemoryEngine(open_memory_store(location), keys, clock=self.clock)
         return Memory(engine, self.clock, location, self._new_store)
+
+    @property
+    def location(self) -> StoreLocation:
+        """Where the real store lives (a test of the store itself is ``real_stores``)."""
+        assert self._location is not None, _NEEDS_REAL
+        return self._location
 
     @property
     def path(self) -> Path:
@@ -56,7 +89,9 @@ class Memory:
 
     @property
     def backend(self) -> str:
-        return "postgresql" if isinstance(self.location, DatabaseUrl) else "sqlite"
+        if self._location is None:
+            return "memory"
+        return "postgresql" if isinstance(self._location, DatabaseUrl) else "sqlite"
 
     @property
     def errors(self) -> type[Exception]:
@@ -121,6 +156,11 @@ class Memory:
         assert record is not None
         return record.state
 
+    def events(self) -> int:
+        """How many events the journals of every scope hold, read through the port."""
+        with self.engine.store.read() as reader:
+            return len(reader.export_rows()["journal"])
+
     def store_bytes(self) -> bytes:
         """Every byte the store keeps: SQLite's files, or every row of every table of the
         PostgreSQL schema (dead row versions included is what its vacuum handles)."""
@@ -182,10 +222,28 @@ def clock() -> Clock:
 
 
 @pytest.fixture
+def memory_backend(request: pytest.FixtureRequest) -> str:
+    """The store ``memory`` runs on (parametrised by ``pytest_generate_tests``)."""
+    return str(request.param)
+
+
+@pytest.fixture
 def memory(
-    tmp_path: Path, clock: Clock, store_location: StoreLocation, request: pytest.FixtureRequest
+    tmp_path: Path, clock: Clock, memory_backend: str, request: pytest.FixtureRequest
 ) -> Iterator[Memory]:
-    """Governed memory on each backend in turn."""
+    """Governed memory on the in-memory store, or on each real backend in turn for a test
+    marked ``real_stores``."""
+    if memory_backend == "memory":
+        store = InMemoryStore()
+        keys = create_keyring(tmp_path / "memory.db.keys")
+        engine = MemoryEngine(store, keys, clock=clock)
+        yield Memory(engine, clock, None, in_memory={"memory.db": store})
+        return
+    store_location: StoreLocation
+    if memory_backend == "sqlite":
+        store_location = tmp_path / "memory.db"
+    else:
+        store_location = request.getfixturevalue("postgres_url")
     opened = open_memory(tmp_path, clock, location=store_location)
     given: list[DatabaseUrl] = []
     if isinstance(store_location, DatabaseUrl):

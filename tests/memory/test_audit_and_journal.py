@@ -15,6 +15,7 @@ def _audit_rows(memory: Memory) -> list[tuple[str, str, str, str]]:
     return memory.rows("SELECT audit_id, tool, outcome, identity FROM audit ORDER BY at_ms, rowid")
 
 
+@pytest.mark.real_stores
 def test_every_call_gets_an_audit_entry_with_its_outcome_code(memory: Memory) -> None:
     ok = memory.call("capture", capture_args())
     refused = memory.call("capture", capture_args(text="other text"))
@@ -28,6 +29,7 @@ def test_every_call_gets_an_audit_entry_with_its_outcome_code(memory: Memory) ->
     assert json.loads(rows[0][3]) == binding().identity()
 
 
+@pytest.mark.real_stores
 def test_audit_entries_never_hold_content(memory: Memory) -> None:
     marker = "AUDIT-CONTENT-MARKER"
     memory.call("capture", capture_args(text=marker))
@@ -37,6 +39,7 @@ def test_audit_entries_never_hold_content(memory: Memory) -> None:
     assert marker.lower() not in dumped
 
 
+@pytest.mark.real_stores
 @pytest.mark.parametrize("statement", ["UPDATE audit SET outcome = 'x'", "DELETE FROM audit"])
 def test_the_audit_table_is_append_only(memory: Memory, statement: str) -> None:
     memory.call("capture", capture_args())

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from engram.memory.settings import HostPolicy
 from engram.testing import Clock, binding, capture_args
 from tests.memory.conftest import Memory, open_memory
@@ -30,6 +32,7 @@ def test_capture_returns_committed_pending_with_candidate_cursor_and_receipt(
     }
 
 
+@pytest.mark.real_stores
 def test_pending_candidate_plaintext_never_reaches_the_store_file(memory: Memory) -> None:
     marker = "PLAINTEXT-MARKER-7f3a9c"
     memory.value("capture", capture_args(text=f"the secret recipe is {marker}"))

@@ -308,6 +308,7 @@ def _ready(memory: Memory, tool: str) -> tuple[dict[str, Any], str]:
     return arguments, "tombstone"
 
 
+@pytest.mark.real_stores
 def test_a_capture_whose_commit_failed_is_outcome_unknown_and_its_retry_captures_once(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -328,6 +329,7 @@ def test_a_capture_whose_commit_failed_is_outcome_unknown_and_its_retry_captures
     assert memory.value("capture", arguments) == {**retried, "status": "duplicate_exact"}
 
 
+@pytest.mark.real_stores
 @pytest.mark.parametrize("tool", ["request_admission", "withdraw", "forget"])
 def test_a_failed_commit_is_mutation_outcome_unknown_and_the_same_retry_settles_it(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, tool: str
@@ -349,6 +351,7 @@ def test_a_failed_commit_is_mutation_outcome_unknown_and_the_same_retry_settles_
     assert len(_events(memory, operation)) == before + 1
 
 
+@pytest.mark.real_stores
 def test_a_commit_that_took_effect_but_reported_failure_is_still_an_outcome_unknown_envelope(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -461,6 +464,7 @@ def test_a_postgresql_store_locked_past_the_lock_timeout_answers_store_unavailab
     memory.engine.store.close()
 
 
+@pytest.mark.real_stores
 @pytest.mark.parametrize("statement", ["begin-write", "INSERT INTO candidates"])
 def test_a_store_error_before_the_commit_is_store_unavailable_and_rolls_everything_back(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, statement: str
@@ -477,6 +481,7 @@ def test_a_store_error_before_the_commit_is_store_unavailable_and_rolls_everythi
     assert _audit_outcome(memory, envelope["auditId"]) == "STORE_UNAVAILABLE"
 
 
+@pytest.mark.real_stores
 def test_a_store_failure_during_search_is_store_unavailable_never_an_empty_success(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -492,6 +497,7 @@ def test_a_store_failure_during_search_is_store_unavailable_never_an_empty_succe
 # --- BLOB_MISSING ----------------------------------------------------------------------
 
 
+@pytest.mark.real_stores
 def test_a_record_whose_data_key_was_deleted_out_of_band_is_blob_missing(memory: Memory) -> None:
     record_id = memory.admit(TEXT, "keyless")
     memory.rows("DELETE FROM data_keys WHERE owner = ?", (record_id,))
@@ -518,6 +524,7 @@ def _held(memory: Memory) -> str:
     return again
 
 
+@pytest.mark.real_stores
 def test_admitting_or_withdrawing_a_held_candidate_is_illegal_transition(memory: Memory) -> None:
     held = _held(memory)
     before = _events(memory)
@@ -538,6 +545,7 @@ def test_admitting_or_withdrawing_a_held_candidate_is_illegal_transition(memory:
     assert (replay["outcome"]["status"], replay["replayed"]) == ("pending_adjudication", True)
 
 
+@pytest.mark.real_stores
 def test_an_admission_rejection_destroys_the_candidates_key_at_once(memory: Memory) -> None:
     arguments = capture_args(text=f"Deploy with {SECRET}.", key="secret.capture-00001")
     candidate = memory.value("capture", arguments)["candidate_id"]
@@ -970,6 +978,7 @@ def test_component_text_attestation_and_query_in_nfd_are_accepted_as_written(
         assert [packet["record"]["record_id"] for packet in found] == [record_id], query
 
 
+@pytest.mark.real_stores
 @pytest.mark.parametrize("site", ["source_ref", "evidence_ref", "reason_ref"])
 def test_an_opaque_reference_in_nfd_is_invalid_schema(memory: Memory, site: str) -> None:
     def call(reference: str) -> dict[str, Any]:

@@ -170,6 +170,7 @@ def test_a_used_or_unknown_request_cannot_be_confirmed(memory: Memory) -> None:
         _host(memory).confirm("conf_" + "a" * 24)
 
 
+@pytest.mark.real_stores
 def test_a_forged_approval_row_for_another_capability_is_refused(memory: Memory) -> None:
     candidate = _candidate(memory)
     memory.call("withdraw", _withdraw_args(candidate))
@@ -298,6 +299,7 @@ def _capped(memory: Memory, cap: int) -> Memory:
     return Memory(engine, memory.clock, memory.location)
 
 
+@pytest.mark.real_stores
 def test_a_request_records_the_principal_and_agent_id_of_the_binding(memory: Memory) -> None:
     record = memory.admit("who asked", "r1")
     bob = binding(principal="bob")
@@ -310,6 +312,7 @@ def test_a_request_records_the_principal_and_agent_id_of_the_binding(memory: Mem
     assert stored == ("bob", "bob-agent")
 
 
+@pytest.mark.real_stores
 def test_a_request_an_older_engram_stored_without_an_agent_id_is_shown_as_unknown(
     memory: Memory,
 ) -> None:
@@ -322,6 +325,7 @@ def test_a_request_an_older_engram_stored_without_an_agent_id_is_shown_as_unknow
     assert (request.principal, request.agent_id) == ("alice", "unknown")
 
 
+@pytest.mark.real_stores
 def test_past_the_hosts_cap_a_request_is_rate_limited_leaves_nothing_and_is_audited(
     memory: Memory,
 ) -> None:
@@ -345,6 +349,7 @@ def test_past_the_hosts_cap_a_request_is_rate_limited_leaves_nothing_and_is_audi
     capped.engine.store.close()
 
 
+@pytest.mark.real_stores
 def test_a_request_past_its_300_seconds_no_longer_counts_against_the_cap(
     memory: Memory, clock: Clock
 ) -> None:
@@ -359,6 +364,7 @@ def test_a_request_past_its_300_seconds_no_longer_counts_against_the_cap(
     capped.engine.store.close()
 
 
+@pytest.mark.real_stores
 def test_a_store_from_before_the_agent_id_column_is_upgraded_and_its_requests_say_unknown(
     memory: Memory,
 ) -> None:

@@ -117,6 +117,7 @@ def _journal_rows(memory: Memory) -> list[tuple[int, str]]:
 # --- backup and restore ----------------------------------------------------------------
 
 
+@pytest.mark.real_stores
 def test_restore_into_a_fresh_store_with_the_same_keys_gives_back_the_same_records(
     memory: Memory, tmp_path: Path
 ) -> None:
@@ -281,6 +282,7 @@ def test_restore_refuses_a_backup_of_another_store(memory: Memory, tmp_path: Pat
         read_backup(foreign_keys, path)
 
 
+@pytest.mark.real_stores
 def test_restore_refuses_a_store_that_is_not_empty(memory: Memory, tmp_path: Path) -> None:
     path = _backup_file(memory, tmp_path)
     target = _sibling(memory, "target.db")
@@ -337,6 +339,7 @@ def test_a_revocation_survives_backup_and_restore(memory: Memory, tmp_path: Path
 # --- forgetting is for good --------------------------------------------------------------
 
 
+@pytest.mark.real_stores
 def test_forgotten_content_is_unrecoverable_from_the_store_file_and_a_later_backup(
     memory: Memory, tmp_path: Path
 ) -> None:
@@ -593,6 +596,7 @@ def test_verify_returns_the_number_of_events_in_the_scope(memory: Memory) -> Non
     assert _maintenance(memory, binding(tenant="tenant-b")).verify() == 2
 
 
+@pytest.mark.real_stores
 def test_verify_names_the_cursor_whose_body_was_tampered_with(memory: Memory) -> None:
     _busy_journal(memory)
     cursor, body = _journal_rows(memory)[2]
@@ -616,6 +620,7 @@ def _delete_event(memory: Memory, cursor: int) -> None:
     memory.rows("DELETE FROM journal WHERE scope_id = ? AND cursor = ?", (SCOPE_ID, cursor))
 
 
+@pytest.mark.real_stores
 def test_verify_reports_the_first_missing_cursor_when_an_event_is_deleted(memory: Memory) -> None:
     _busy_journal(memory)
     _delete_event(memory, 4)
@@ -626,6 +631,7 @@ def test_verify_reports_the_first_missing_cursor_when_an_event_is_deleted(memory
     assert caught.value.cursor == 4
 
 
+@pytest.mark.real_stores
 def test_verify_reports_a_deleted_last_event(memory: Memory) -> None:
     _busy_journal(memory)
     _delete_event(memory, 6)
@@ -664,6 +670,7 @@ def test_a_record_leaves_search_and_get_at_its_expiry_instant_before_any_sweep(
     assert memory.record_state(record_id) == "accepted_current"
 
 
+@pytest.mark.real_stores
 def test_the_sweep_expires_a_record_past_its_instant_and_is_idempotent(
     memory: Memory, clock: Clock
 ) -> None:

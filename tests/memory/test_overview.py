@@ -85,6 +85,7 @@ def _activity(memory: Memory) -> dict[tuple[Any, ...], int]:
 # --- records ---------------------------------------------------------------------------
 
 
+@pytest.mark.real_stores
 def test_records_page_newest_admitted_first_with_exact_tokens(memory: Memory) -> None:
     ids = []
     for index in range(5):
@@ -300,6 +301,7 @@ def _five_calls(memory: Memory) -> list[str]:
     return audit_ids
 
 
+@pytest.mark.real_stores
 def test_the_audit_filters_by_principal_tool_and_outcome_newest_first(memory: Memory) -> None:
     audit_ids = _five_calls(memory)
     overview = _overview(memory)
@@ -351,6 +353,7 @@ def test_the_principal_filter_finds_any_principal_and_any_tenant(memory: Memory)
 # --- activity, counts, held ------------------------------------------------------------
 
 
+@pytest.mark.real_stores
 def test_activity_counts_each_day_from_the_table_kept_beside_the_journal(memory: Memory) -> None:
     text = "The staging database password rotates every Monday."
     first = memory.admit(text, "day0-first")
@@ -495,6 +498,7 @@ def _views(memory: Memory, record_id: str) -> list[Any]:
     ]
 
 
+@pytest.mark.real_stores
 def test_a_store_from_before_the_views_is_upgraded_and_backfilled(memory: Memory) -> None:
     gone = _history(memory)
     before = _views(memory, gone)
@@ -516,6 +520,7 @@ def test_a_store_from_before_the_views_is_upgraded_and_backfilled(memory: Memory
     assert memory.rows("SELECT count(*) FROM journal WHERE target IS NULL") == [(0,)]
 
 
+@pytest.mark.real_stores
 def test_a_restored_backup_has_the_same_lifecycles_and_activity(
     memory: Memory, tmp_path: Path
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from engram.memory.maintenance import Maintenance
 from engram.search.analysis import analyzer_tag, index_terms
 from engram.testing import PURPOSE, binding
@@ -40,6 +42,7 @@ def _downgrade_to_the_plain_tokenizer(memory: Memory, texts: dict[str, str]) -> 
             )
 
 
+@pytest.mark.real_stores
 def test_an_old_index_is_rebuilt_with_the_new_terms_before_the_first_search(
     memory: Memory,
 ) -> None:
@@ -57,6 +60,7 @@ def test_an_old_index_is_rebuilt_with_the_new_terms_before_the_first_search(
         assert reader.indexed(WHO.scope.scope_id, record_id)
 
 
+@pytest.mark.real_stores
 def test_a_record_of_an_old_index_can_be_forgotten_and_leaves_no_term(memory: Memory) -> None:
     record_id = memory.admit(TEXT, "old.record")
     neighbour = "Unrelated neighbour fact about caching."
@@ -84,6 +88,7 @@ def test_a_record_of_an_old_index_can_be_forgotten_and_leaves_no_term(memory: Me
         assert term.encode() not in data, term
 
 
+@pytest.mark.real_stores
 def test_host_maintenance_rebuilds_the_old_index_first_too(memory: Memory) -> None:
     record_id = memory.admit(TEXT, "old.record")
     _downgrade_to_the_plain_tokenizer(memory, {record_id: TEXT})

@@ -12,10 +12,11 @@ import pytest
 
 from engram.crypto.keyfiles import create_keyring
 from engram.memory.engine import MemoryEngine
+from engram.memory.ports import MemoryStore
 from engram.memory.semantic import projection_key
 from engram.search.embedding import MODEL, load_embedder
 from engram.store.location import StoreLocation, open_memory_store
-from engram.testing import PURPOSE, Clock, binding, capture_args
+from engram.testing import PURPOSE, Clock, InMemoryStore, binding, capture_args
 from tests.memory.conftest import Memory
 
 WHO = binding()
@@ -27,14 +28,27 @@ FACTS = {
 
 
 @pytest.fixture
-def semantic(tmp_path: Path, clock: Clock, store_location: StoreLocation) -> Iterator[Memory]:
-    """The channel on each backend: vectors are stored in the store, scored per scope."""
+def semantic(
+    tmp_path: Path, clock: Clock, memory_backend: str, request: pytest.FixtureRequest
+) -> Iterator[Memory]:
+    """The channel over the in-memory store (each real backend in turn for a test marked
+    ``real_stores``): vectors are stored in the store, scored per scope."""
     embedder = load_embedder()
     assert embedder is not None, "the test extra installs engram[semantic]"
     keys = create_keyring(tmp_path / "memory.db.keys")
-    store = open_memory_store(store_location)
+    location: StoreLocation | None = None
+    store: MemoryStore
+    if memory_backend == "memory":
+        store = InMemoryStore()
+    else:
+        location = (
+            tmp_path / "memory.db"
+            if memory_backend == "sqlite"
+            else request.getfixturevalue("postgres_url")
+        )
+        store = open_memory_store(location)
     engine = MemoryEngine(store, keys, clock=clock, embedder=embedder)
-    yield Memory(engine, clock, store_location)
+    yield Memory(engine, clock, location)
     store.close()
 
 
@@ -111,6 +125,7 @@ def test_a_record_admitted_after_the_build_makes_the_channel_wait_for_it(
     assert current["rank_receipt"]["channels"] == ["lexical", "semantic"]
 
 
+@pytest.mark.real_stores  # the channel end to end on each backend's own vectors table
 def test_a_forgotten_record_leaves_the_semantic_projection_in_the_same_transaction(
     semantic: Memory,
 ) -> None:

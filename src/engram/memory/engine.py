@@ -52,7 +52,7 @@ from engram.memory.gate import (
     leave_request,
 )
 from engram.memory.idempotency import Idempotency, remember, replay, stored_key
-from engram.memory.ports import AuditEntry, MemoryReader, MemoryStore, MemoryTransaction
+from engram.memory.ports import AgentReads, AuditEntry, MemoryStore, MemoryTransaction
 from engram.memory.purge import coverage_receipt
 from engram.memory.records import index_text
 from engram.memory.semantic import SemanticProjection
@@ -269,7 +269,7 @@ class MemoryEngine:
             )
 
     @staticmethod
-    def _check_revoked(reader: MemoryReader, binding: Binding) -> None:
+    def _check_revoked(reader: AgentReads, binding: Binding) -> None:
         if reader.is_revoked(binding.scope.scope_id, binding.principal):
             raise AuthorizationRevoked()
 

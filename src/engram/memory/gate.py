@@ -40,7 +40,7 @@ from engram.canonical import digest
 from engram.crypto.ids import random_id
 from engram.errors import RateLimited
 from engram.memory.binding import Binding
-from engram.memory.ports import ConfirmationRow, MemoryTransaction
+from engram.memory.ports import AgentWrites, ConfirmationRow
 from engram.safety.display import escaped
 
 __all__ = [
@@ -159,7 +159,7 @@ def new_request_id() -> str:
 
 
 def host_approval(
-    tx: MemoryTransaction, binding: Binding, operation: Operation, now_ms: int
+    tx: AgentWrites, binding: Binding, operation: Operation, now_ms: int
 ) -> ConfirmationRow | None:
     """The operator's live, unconsumed approval of exactly this operation, if any."""
     return tx.live_approval(
@@ -173,7 +173,7 @@ def host_approval(
 
 
 def consume_host_approval(
-    tx: MemoryTransaction, binding: Binding, operation: Operation, now_ms: int
+    tx: AgentWrites, binding: Binding, operation: Operation, now_ms: int
 ) -> Approval:
     """Consume a matching live approval, or fail the gate leaving a request."""
     match = host_approval(tx, binding, operation, now_ms)
@@ -202,7 +202,7 @@ def consume_host_approval(
     )
 
 
-def leave_request(tx: MemoryTransaction, row: ConfirmationRow, max_open: int) -> None:
+def leave_request(tx: AgentWrites, row: ConfirmationRow, max_open: int) -> None:
     """Record a confirmation request for the operator, unless its principal already has
     ``max_open`` waiting in the scope: then ``RATE_LIMITED`` and nothing is recorded.
 

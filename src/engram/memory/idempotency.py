@@ -22,7 +22,7 @@ from typing import Any
 from engram.canonical import canonical_bytes, digest_bytes
 from engram.errors import DigestConflict
 from engram.memory.binding import Binding
-from engram.memory.ports import IdempotencyRow, MemoryTransaction
+from engram.memory.ports import AgentWrites, IdempotencyRow
 from engram.memory.vault import Vault
 
 __all__ = ["Idempotency", "intent_digest", "remember", "replay", "stored_key"]
@@ -62,7 +62,7 @@ class Idempotency:
         return cls(tool, key, stored_key(vault, key), intent_digest(tool, arguments, canonical))
 
 
-def replay(tx: MemoryTransaction, binding: Binding, call: Idempotency) -> dict[str, Any] | None:
+def replay(tx: AgentWrites, binding: Binding, call: Idempotency) -> dict[str, Any] | None:
     """The stored outcome of this key, or ``None``; ``DIGEST_CONFLICT`` if it differs."""
     scope_id, principal = binding.scope.scope_id, binding.principal
     prior = tx.idempotency(scope_id, principal, call.stored, hashed=True)
@@ -76,7 +76,7 @@ def replay(tx: MemoryTransaction, binding: Binding, call: Idempotency) -> dict[s
 
 
 def remember(
-    tx: MemoryTransaction, binding: Binding, call: Idempotency, outcome: dict[str, Any]
+    tx: AgentWrites, binding: Binding, call: Idempotency, outcome: dict[str, Any]
 ) -> None:
     """Store the outcome of the operation this key names."""
     tx.remember(

@@ -19,12 +19,14 @@ then stays ``pending`` and ``engram host sweep`` (or the next server start) retr
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, Final, Protocol
 
 from engram.canonical import digest
+from engram.memory.ports import PurgeWrites
 from engram.memory.validation import format_instant
 
-__all__ = ["PROJECTIONS", "Purger", "coverage_receipt"]
+__all__ = ["PROJECTIONS", "PurgeFinisher", "Purging", "coverage_receipt"]
 
 #: Every place a record's content can live besides its sealed body.
 PROJECTIONS: Final = {
@@ -36,14 +38,37 @@ PROJECTIONS: Final = {
 }
 
 
-class Purger(Protocol):
-    """What the store offers for physical cleanup."""
+class Purging(Protocol):
+    """A store as the end of a purge uses it: transactions and its checkpoint."""
 
-    def finish_purge(self, owner: str, kind: str, now_ms: int) -> dict[str, Any] | None:
+    def write(self, durable: bool = True) -> AbstractContextManager[PurgeWrites]: ...
+
+    def checkpoint(self) -> bool: ...
+
+
+class PurgeFinisher:
+    """The end of a withdraw's or forget's cleanup, the same on every store: verify in a
+    transaction that nothing of the item is left (merging the index first), let the
+    store remove what deleted rows leave behind (``checkpoint``: SQLite's WAL, or
+    PostgreSQL's vacuum), then mark the purge done. A store mixes it in."""
+
+    def finish_purge(self: Purging, owner: str, now_ms: int) -> dict[str, Any] | None:
         """Try the cleanup; the stored purge row (``done_ms`` set when complete)."""
-        ...
-
-    def purge_row(self, owner: str) -> dict[str, Any] | None: ...
+        with self.write() as tx:
+            row = tx.purge_row(owner)
+            if row is None or row["done_ms"] is not None:
+                return row
+            if row["kind"] == "projection":
+                tx.purge_index(row["scope_id"])
+                if tx.indexed(row["scope_id"], owner) or tx.has_vector(owner):
+                    return row
+            if tx.data_key(owner) is not None:
+                return row
+        if not self.checkpoint():
+            return row
+        with self.write() as tx:
+            tx.mark_purged(owner, now_ms)
+            return tx.purge_row(owner)
 
 
 def coverage_receipt(scope_id: str, record_id: str, verified_ms: int) -> str:

@@ -27,7 +27,7 @@ from engram.errors import (
 )
 from engram.memory.binding import Binding
 from engram.memory.call import Read
-from engram.memory.ports import MemoryReader, RecordRow
+from engram.memory.ports import AgentReads, ProjectionReads, RecordRow
 from engram.memory.records import project, redaction_receipt_digest
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
@@ -87,7 +87,7 @@ def _size(value: Any) -> int:
 
 
 def disclose(
-    reader: MemoryReader, vault: Vault, record: RecordRow
+    reader: AgentReads, vault: Vault, record: RecordRow
 ) -> tuple[dict[str, Any], list[str], str]:
     """What ``get`` and ``search`` disclose of a record (and the operator's console shows):
     its projection, what was redacted, and the redaction receipt's digest."""
@@ -169,7 +169,7 @@ class PageCursors:
 
 
 def _ranked_eligible(
-    reader: MemoryReader,
+    reader: ProjectionReads,
     scope_id: str,
     groups: list[tuple[str, ...]],
     needed: int,
@@ -193,7 +193,7 @@ def _ranked_eligible(
 
 
 def _fused(
-    reader: MemoryReader,
+    reader: ProjectionReads,
     lexical: list[tuple[RecordRow, float]],
     semantic: SemanticRanking,
     now_ms: int,

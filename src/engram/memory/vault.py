@@ -20,7 +20,7 @@ from engram.crypto.sealing import (
     wrap_key,
 )
 from engram.errors import BlobMissing
-from engram.memory.ports import MemoryReader, MemoryTransaction
+from engram.memory.ports import AgentReads, AgentWrites
 
 __all__ = ["Vault"]
 
@@ -32,14 +32,14 @@ class Vault:
         self.keys = keys
         self._current_identity: tuple[int, ...] | None = None
 
-    def seal(self, tx: MemoryTransaction, owner: str, scope_id: str, plaintext: bytes) -> bytes:
+    def seal(self, tx: AgentWrites, owner: str, scope_id: str, plaintext: bytes) -> bytes:
         """Encrypt ``plaintext`` under a fresh key for ``owner``; store the wrapped key."""
         data_key = new_data_key()
         kek_id, wrapped = self.wrap(owner, data_key)
         tx.put_data_key(owner, scope_id, kek_id, wrapped)
         return seal(data_key, plaintext, _content_aad(owner, scope_id)).to_bytes()
 
-    def open(self, reader: MemoryReader, owner: str, scope_id: str, sealed: bytes | None) -> bytes:
+    def open(self, reader: AgentReads, owner: str, scope_id: str, sealed: bytes | None) -> bytes:
         """Decrypt an item's content; ``BlobMissing`` once its key is destroyed."""
         stored = reader.data_key(owner)
         if stored is None or sealed is None:
@@ -88,7 +88,7 @@ class Vault:
         self._current_identity = identity
 
     @staticmethod
-    def destroy(tx: MemoryTransaction, owner: str) -> None:
+    def destroy(tx: AgentWrites, owner: str) -> None:
         """Destroy an item's key (its WAL copy goes at the purge's checkpoint)."""
         tx.delete_data_key(owner)
 

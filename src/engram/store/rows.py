@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Protocol
 
 from engram.memory.journal import GENESIS, event_digest
@@ -30,7 +29,6 @@ __all__ = [
     "RECORD_COLUMNS",
     "Connection",
     "Cursor",
-    "PurgeFinisher",
     "RowReads",
     "RowWrites",
     "prefixed",
@@ -787,34 +785,3 @@ def _json(value: Any) -> str:
 
 def _optional(value: Any) -> str | None:
     return None if value is None else str(value)
-
-
-class PurgeFinisher:
-    """The end of a withdraw's or forget's cleanup, the same on both backends: verify in a
-    transaction that nothing of the item is left (merging the index first), let the
-    backend remove what deleted rows leave behind (``checkpoint``: SQLite's WAL, or
-    PostgreSQL's vacuum), then mark the purge done."""
-
-    def write(self, durable: bool = True) -> AbstractContextManager[Any]:
-        raise NotImplementedError
-
-    def checkpoint(self) -> bool:
-        raise NotImplementedError
-
-    def finish_purge(self, owner: str, now_ms: int) -> dict[str, Any] | None:
-        with self.write() as tx:
-            row: dict[str, Any] | None = tx.purge_row(owner)
-            if row is None or row["done_ms"] is not None:
-                return row
-            if row["kind"] == "projection":
-                tx.purge_index(row["scope_id"])
-                if tx.indexed(row["scope_id"], owner) or tx.has_vector(owner):
-                    return row
-            if tx.data_key(owner) is not None:
-                return row
-        if not self.checkpoint():
-            return row
-        with self.write() as tx:
-            tx.mark_purged(owner, now_ms)
-            done: dict[str, Any] | None = tx.purge_row(owner)
-            return done

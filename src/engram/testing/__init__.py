@@ -7,6 +7,8 @@
 - :mod:`engram.testing.governed`: a fake clock, bindings, valid capture arguments,
   host profiles on disk.
 - :mod:`engram.testing.projects`: a temporary project with engram memory.
+- :mod:`engram.testing.memory_store`: :class:`InMemoryStore`, a governed store in memory
+  that passes the SQLite and PostgreSQL stores' contract suite, for tests of the domain.
 
 ``engram-mcp`` never imports it (the architecture test checks); ``engram demo`` and
 ``engram doctor`` start the real server with its :class:`StdioClient`. It needs nothing
@@ -38,6 +40,7 @@ from engram.testing.governed import (
     mutate,
     now_ms,
 )
+from engram.testing.memory_store import InMemoryStore
 from engram.testing.projects import ENGRAM, Project, new_project, run_engram
 from engram.testing.wire import (
     ELICIT_CAPS,
@@ -59,6 +62,7 @@ __all__ = [
     "NOW",
     "PURPOSE",
     "Clock",
+    "InMemoryStore",
     "InProcessClient",
     "LineClient",
     "Project",

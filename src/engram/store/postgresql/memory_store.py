@@ -31,12 +31,13 @@ from contextlib import contextmanager
 from typing import Final
 
 from engram.memory.ports import RecordRow
+from engram.memory.purge import PurgeFinisher
 from engram.search.analysis import analyzer_tag
 from engram.search.lexical import K1, B, Group, Stage, idf, search_stages, variants
 from engram.store.location import DatabaseUrl
 from engram.store.overview_rows import OverviewReads
 from engram.store.postgresql.database import Durability, PostgresDatabase, Session, pg_migration
-from engram.store.rows import PurgeFinisher, RowReads, RowWrites, prefixed, to_record
+from engram.store.rows import RowReads, RowWrites, prefixed, to_record
 
 __all__ = ["PostgresMemoryStore"]
 

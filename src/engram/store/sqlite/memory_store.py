@@ -19,10 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from engram.memory.ports import RecordRow
+from engram.memory.purge import PurgeFinisher
 from engram.search.analysis import analyzer_tag
 from engram.search.lexical import Group, common_cutoff, search_stages, variants
 from engram.store.overview_rows import OverviewReads
-from engram.store.rows import PurgeFinisher, RowReads, RowWrites, prefixed, to_record
+from engram.store.rows import RowReads, RowWrites, prefixed, to_record
 from engram.store.sqlite.bm25 import stage_scores
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.vocabulary import DocumentCounts
