@@ -75,9 +75,7 @@ def replay(tx: AgentWrites, binding: Binding, call: Idempotency) -> dict[str, An
     return prior.outcome
 
 
-def remember(
-    tx: AgentWrites, binding: Binding, call: Idempotency, outcome: dict[str, Any]
-) -> None:
+def remember(tx: AgentWrites, binding: Binding, call: Idempotency, outcome: dict[str, Any]) -> None:
     """Store the outcome of the operation this key names."""
     tx.remember(
         binding.scope.scope_id,
