@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +105,28 @@ def test_needs_review_lists_each_stale_memory_with_the_diff_of_its_files(
 
 def _spans(page: str) -> list[str]:
     return re.findall(r'<span class="(?:side|ctx|add|del)">([^<]*)</span>', page)
+
+
+def test_the_operator_sees_the_records_whose_cited_file_changed(
+    project: Project, tmp_path: Path
+) -> None:
+    from tests.cli.test_host_commands import _admit, _init
+
+    profile = _init(tmp_path / "h")
+    cited = tmp_path / "h" / "repo" / "docs" / "release.md"
+    cited.parent.mkdir(parents=True)
+    cited.write_bytes(b"cited content")
+    text = profile.read_text()
+    profile.write_text(
+        text.replace('policy = "default"\n', 'policy = "default"\nverifier_root = "repo"\n')
+    )
+    record = _admit(profile)
+    cited.write_bytes(b"edited since")
+    console = start_console(project, "--host-profile", str(profile))
+    page = _page(console, "/governed/0/stale", _log_in(console))
+    console.stop()
+
+    assert (
+        f'<tr><td><a href="/governed/0/records/{record}">{record}</a></td><td>cit1</td>'
+        '<td class="path">docs/release.md</td><td class="warn">changed</td></tr>'
+    ) in page
