@@ -203,3 +203,16 @@ def test_adopt_records_the_files_a_hand_written_memory_names(
         f"last_verified: {TODAY}\n",
     )
     assert memory.verify().ok
+
+
+@needs_git
+def test_a_promoted_note_records_the_files_it_names(memory: ProjectMemory, repo: Path) -> None:
+    note = memory.note("Retries are capped in src/payments/retry.py", "", "knowledge", "workspace")
+    memory.write_note(note)
+    assert "source_files" not in note.fields  # a note records nothing
+
+    promoted = memory.promote(note.id)
+
+    fields = parse_memory((memory.layout.base / promoted.file).read_text()).fields
+    assert fields["source_files"] == ["src/payments/retry.py"]
+    assert fields["source_hashes"] == [blob(repo, "src/payments/retry.py")]

@@ -68,7 +68,7 @@ from engram.project.routing import (
     route,
 )
 from engram.project.semantic import ProjectVectors
-from engram.project.sources import refuse_sources
+from engram.project.sources import grounded, refuse_sources
 from engram.project.staleness import (
     FileDiff,
     FileStates,
@@ -622,7 +622,8 @@ class ProjectMemory:
         note = self.index.memory(note_id)
         if note is None or note.tier != "working":
             raise UnknownMemory(f"no working note {note_id!r}")
-        durable = promoted(note)
+        # Durable now: it records the repository files it names, as a commit would.
+        durable = grounded(promoted(note), self.repository, self.today())
         if self.index.memory(durable.id) is not None:
             raise CandidateError(
                 f"a durable memory {durable.id} exists: propose an UPDATE of it instead"
