@@ -90,6 +90,7 @@ def test_needs_review_lists_each_stale_memory_with_the_diff_of_its_files(
     console = start_console(stale_project)
     cookie = _log_in(console)
     page = _page(console, "/project/stale", cookie)
+    memory_page = _page(console, f"/project/memory/{MEMORY}", cookie)
     (stale_project.root / "src" / "retry.py").write_text("ATTEMPTS = 3\nDELAY = 1\n")
     after_revert = _page(console, "/project/stale", cookie)
     console.stop()
@@ -98,6 +99,8 @@ def test_needs_review_lists_each_stale_memory_with_the_diff_of_its_files(
     assert f"engram reconfirm {MEMORY}" in page
     shown = [html.unescape(part) for part in _spans(page)]
     assert [line for line in shown if line in DIFF] == DIFF
+    assert '<p class="warn">Stale: src/retry.py changed since' in memory_page
+    assert [html.unescape(p) for p in _spans(memory_page) if html.unescape(p) in DIFF] == DIFF
     assert (
         '<p id="none-stale">Nothing needs review: the files of 1 memory are as recorded.</p>'
     ) in after_revert

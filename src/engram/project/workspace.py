@@ -121,6 +121,8 @@ class ProjectMemory:
         #: The repository the project's memories cite files of.
         self.repository = Repository(layout.root)
         self._file_states: FileStates | None = None
+        # A server's second worker (while the first waits for a person) may check too.
+        self._file_states_lock = threading.Lock()
 
     @property
     def layouts(self) -> dict[str, Layout]:
@@ -668,9 +670,10 @@ class ProjectMemory:
             if memory_ids is None
             else [memories[mid] for mid in memory_ids if mid in memories]
         )
-        if self._file_states is None:
-            self._file_states = FileStates(self.repository, cache_beside(self.index_path))
-        found, checked = find_stale(self.layout, chosen, self._file_states)
+        with self._file_states_lock:
+            if self._file_states is None:
+                self._file_states = FileStates(self.repository, cache_beside(self.index_path))
+            found, checked = find_stale(self.layout, chosen, self._file_states)
         return StaleReport(found, checked)
 
     def reconfirm(self, memory_ids: list[str]) -> Reconfirmed:
