@@ -133,3 +133,25 @@ def test_the_operator_sees_the_records_whose_cited_file_changed(
         f'<tr><td><a href="/governed/0/records/{record}">{record}</a></td><td>cit1</td>'
         '<td class="path">docs/release.md</td><td class="warn">changed</td></tr>'
     ) in page
+
+
+def test_approving_in_the_console_records_the_files_a_memory_names(project: Project) -> None:
+    from tests.console.test_proposals_page import _decide
+
+    git(project.root, "init", "-q", "-b", "main")
+    write(project.root, "src/limits.py", "LIMIT = 100\n")
+    line = "TYPE: knowledge | TEXT: Payment limits live in src/limits.py\n"
+    with project.start() as agent:
+        assert data_of(call(agent, "engram_save_session", {"text": line}))["saved"] is False
+    console = start_console(project)
+    cookie = _log_in(console)
+    status, _, _ = _decide(
+        console, _page(console, "/project/proposals", cookie), cookie, decision="approve"
+    )
+    console.stop()
+
+    assert status == 303
+    text = (project.base / "knowledge" / "payment-limits-live-in-src-limits-py.md").read_text()
+    assert "source_files: [src/limits.py]\n" in text
+    limits = blob_id(b"LIMIT = 100\n")
+    assert f"source_hashes: [{limits}]\n" in text
