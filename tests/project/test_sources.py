@@ -216,3 +216,13 @@ def test_a_promoted_note_records_the_files_it_names(memory: ProjectMemory, repo:
     fields = parse_memory((memory.layout.base / promoted.file).read_text()).fields
     assert fields["source_files"] == ["src/payments/retry.py"]
     assert fields["source_hashes"] == [blob(repo, "src/payments/retry.py")]
+
+
+@needs_git
+def test_a_large_file_is_hashed_in_pieces_to_what_git_says(layout: Layout, tmp_path: Path) -> None:
+    from engram.project.repository import file_blob_id
+
+    git(layout.root, "init", "-q")
+    big = write(layout.root, "data/big.txt", "0123456789abcdef\n" * 200_000)  # 3.4 MB
+
+    assert file_blob_id(big) == blob(layout.root, "data/big.txt")
