@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -89,6 +90,7 @@ def test_needs_review_lists_each_stale_memory_with_the_diff_of_its_files(
     console = start_console(stale_project)
     cookie = _log_in(console)
     page = _page(console, "/project/stale", cookie)
+    memory_page = _page(console, f"/project/memory/{MEMORY}", cookie)
     (stale_project.root / "src" / "retry.py").write_text("ATTEMPTS = 3\nDELAY = 1\n")
     after_revert = _page(console, "/project/stale", cookie)
     console.stop()
@@ -97,6 +99,8 @@ def test_needs_review_lists_each_stale_memory_with_the_diff_of_its_files(
     assert f"engram reconfirm {MEMORY}" in page
     shown = [html.unescape(part) for part in _spans(page)]
     assert [line for line in shown if line in DIFF] == DIFF
+    assert '<p class="warn">Stale: src/retry.py changed since' in memory_page
+    assert [html.unescape(p) for p in _spans(memory_page) if html.unescape(p) in DIFF] == DIFF
     assert (
         '<p id="none-stale">Nothing needs review: the files of 1 memory are as recorded.</p>'
     ) in after_revert
@@ -104,3 +108,50 @@ def test_needs_review_lists_each_stale_memory_with_the_diff_of_its_files(
 
 def _spans(page: str) -> list[str]:
     return re.findall(r'<span class="(?:side|ctx|add|del)">([^<]*)</span>', page)
+
+
+def test_the_operator_sees_the_records_whose_cited_file_changed(
+    project: Project, tmp_path: Path
+) -> None:
+    from tests.cli.test_host_commands import _admit, _init
+
+    profile = _init(tmp_path / "h")
+    cited = tmp_path / "h" / "repo" / "docs" / "release.md"
+    cited.parent.mkdir(parents=True)
+    cited.write_bytes(b"cited content")
+    text = profile.read_text()
+    profile.write_text(
+        text.replace('policy = "default"\n', 'policy = "default"\nverifier_root = "repo"\n')
+    )
+    record = _admit(profile)
+    cited.write_bytes(b"edited since")
+    console = start_console(project, "--host-profile", str(profile))
+    page = _page(console, "/governed/0/stale", _log_in(console))
+    console.stop()
+
+    assert (
+        f'<tr><td><a href="/governed/0/records/{record}">{record}</a></td><td>cit1</td>'
+        '<td class="path">docs/release.md</td><td class="warn">changed</td></tr>'
+    ) in page
+
+
+def test_approving_in_the_console_records_the_files_a_memory_names(project: Project) -> None:
+    from tests.console.test_proposals_page import _decide
+
+    git(project.root, "init", "-q", "-b", "main")
+    write(project.root, "src/limits.py", "LIMIT = 100\n")
+    line = "TYPE: knowledge | TEXT: Payment limits live in src/limits.py\n"
+    with project.start() as agent:
+        assert data_of(call(agent, "engram_save_session", {"text": line}))["saved"] is False
+    console = start_console(project)
+    cookie = _log_in(console)
+    status, _, _ = _decide(
+        console, _page(console, "/project/proposals", cookie), cookie, decision="approve"
+    )
+    console.stop()
+
+    assert status == 303
+    text = (project.base / "knowledge" / "payment-limits-live-in-src-limits-py.md").read_text()
+    assert "source_files: [src/limits.py]\n" in text
+    limits = blob_id(b"LIMIT = 100\n")
+    assert f"source_hashes: [{limits}]\n" in text

@@ -203,3 +203,26 @@ def test_adopt_records_the_files_a_hand_written_memory_names(
         f"last_verified: {TODAY}\n",
     )
     assert memory.verify().ok
+
+
+@needs_git
+def test_a_promoted_note_records_the_files_it_names(memory: ProjectMemory, repo: Path) -> None:
+    note = memory.note("Retries are capped in src/payments/retry.py", "", "knowledge", "workspace")
+    memory.write_note(note)
+    assert "source_files" not in note.fields  # a note records nothing
+
+    promoted = memory.promote(note.id)
+
+    fields = parse_memory((memory.layout.base / promoted.file).read_text()).fields
+    assert fields["source_files"] == ["src/payments/retry.py"]
+    assert fields["source_hashes"] == [blob(repo, "src/payments/retry.py")]
+
+
+@needs_git
+def test_a_large_file_is_hashed_in_pieces_to_what_git_says(layout: Layout, tmp_path: Path) -> None:
+    from engram.project.repository import file_blob_id
+
+    git(layout.root, "init", "-q")
+    big = write(layout.root, "data/big.txt", "0123456789abcdef\n" * 200_000)  # 3.4 MB
+
+    assert file_blob_id(big) == blob(layout.root, "data/big.txt")

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from engram.console.app import Pages
     from engram.project.memory_file import Memory
     from engram.project.results import LoadResult, Outcome
+    from engram.project.staleness import FileDiff, StaleMemory
     from engram.project.workspace import ProjectMemory
 
 __all__ = ["routes"]
@@ -83,9 +84,11 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             return pages.render(request, "refused.html", 404, reason=f"no memory {memory_id!r}")
         located = project.file_of(memory_id)
         problems = project.health().get(located[0], []) if located else ["no file"]
+        stale = project.stale_diffs(memory_id)
         return pages.render(
             request,
             "project_memory.html",
+            stale=None if stale is None else _stale_shown(*stale),
             memory=found,
             html=render_markdown(found.body),
             file=located[1] if located else None,
@@ -161,16 +164,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             request,
             "project_stale.html",
             checked=report.checked,
-            stale=[
-                (
-                    item,
-                    [
-                        (diff.note, [(diff_class(line), line) for line in diff.lines])
-                        for diff in diffs
-                    ],
-                )
-                for item, diffs in (entry for entry in found if entry is not None)
-            ],
+            stale=[_stale_shown(*entry) for entry in found if entry is not None],
         )
 
     def decide(request: Request, project: ProjectMemory) -> Response:
@@ -198,6 +192,13 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         ("/project/stale", project_page(stale), "GET"),
         ("/project/proposals/{proposal_id}", project_page(decide), "POST"),
     ]
+
+
+def _stale_shown(
+    stale: StaleMemory, diffs: list[FileDiff]
+) -> tuple[StaleMemory, list[tuple[str, list[tuple[str, str]]]]]:
+    """A stale memory and, per file, its note and diff lines with their css class."""
+    return stale, [(diff.note, [(diff_class(line), line) for line in diff.lines]) for diff in diffs]
 
 
 def _query(**values: str) -> str:

@@ -24,7 +24,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-__all__ = ["Repository", "blob_id"]
+__all__ = ["Repository", "blob_id", "file_blob_id"]
 
 #: The folders whose files a memory never stands on: Git's own, and engram's (every save
 #: changes its files).
@@ -37,6 +37,21 @@ def blob_id(data: bytes) -> str:
     """The Git blob id of ``data``: SHA-1 of ``blob <size>\\0`` and the bytes."""
     header = b"blob %d\0" % len(data)
     return hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
+
+
+def file_blob_id(path: Path) -> str:
+    """The Git blob id of the file at ``path``, read a megabyte at a time (a large file
+    a memory names is never held whole); ``OSError`` when it cannot be read."""
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        digest = hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False)
+        read = 0
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            read += len(chunk)
+    if read != size:  # it changed while it was read: the header would lie
+        raise OSError(f"{path} changed while it was read")
+    return digest.hexdigest()
 
 
 class Repository:

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Final
 
 from engram.errors import CandidateError
 from engram.project.frontmatter import Value, render_frontmatter
 from engram.project.memory_file import Memory
-from engram.project.repository import Repository, blob_id
+from engram.project.repository import Repository, file_blob_id
 
 __all__ = [
     "MAX_SOURCE_FILES",
@@ -104,7 +105,7 @@ def grounded(
     one that recorded files before and names none now loses them."""
     if memory.scope != "workspace" or memory.tier == "working":
         return memory
-    chosen: dict[str, bytes] = {}
+    chosen: dict[str, str] = {}
     for word in [*explicit, *cited_paths(_text_of(memory)), *keep]:
         if len(chosen) >= MAX_SOURCE_FILES:
             break
@@ -113,7 +114,7 @@ def grounded(
         if path is None or normal in chosen:
             continue
         try:
-            chosen[normal] = path.read_bytes()
+            chosen[normal] = file_blob_id(path)
         except OSError:
             continue
     ignored = repository.ignored(list(chosen))
@@ -126,19 +127,13 @@ def grounded(
             for key, value in memory.fields.items()
             if key not in ("source_files", "source_hashes")
         }
-        return _replaced(memory, fields)
+        return replace(memory, fields=fields)
     changes: dict[str, Value] = {
         "source_files": files,
-        "source_hashes": [blob_id(chosen[path]) for path in files],
+        "source_hashes": [chosen[path] for path in files],
         "last_verified": today,
     }
     return memory.with_fields(**changes)
-
-
-def _replaced(memory: Memory, fields: dict[str, Value]) -> Memory:
-    from dataclasses import replace
-
-    return replace(memory, fields=fields)
 
 
 def with_recorded_sources(text: str, memory: Memory, repository: Repository, today: str) -> str:

@@ -34,7 +34,7 @@ from typing import Any, Final
 from engram.errors import EngramError
 from engram.project.layout import Layout
 from engram.project.memory_file import FOLDERS, Memory
-from engram.project.repository import Repository, blob_id
+from engram.project.repository import Repository, file_blob_id
 from engram.project.sources import recorded_sources
 
 __all__ = [
@@ -286,7 +286,7 @@ class FileStates:
             return None
         key: list[int | str] = [info.st_size, info.st_mtime_ns, info.st_ino]
         try:
-            digest = blob_id(path.read_bytes())
+            digest = file_blob_id(path)
         except OSError:
             self._forget(relative)
             return None

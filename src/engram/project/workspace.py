@@ -68,7 +68,7 @@ from engram.project.routing import (
     route,
 )
 from engram.project.semantic import ProjectVectors
-from engram.project.sources import refuse_sources
+from engram.project.sources import grounded, refuse_sources
 from engram.project.staleness import (
     FileDiff,
     FileStates,
@@ -121,6 +121,8 @@ class ProjectMemory:
         #: The repository the project's memories cite files of.
         self.repository = Repository(layout.root)
         self._file_states: FileStates | None = None
+        # A server's second worker (while the first waits for a person) may check too.
+        self._file_states_lock = threading.Lock()
 
     @property
     def layouts(self) -> dict[str, Layout]:
@@ -622,7 +624,8 @@ class ProjectMemory:
         note = self.index.memory(note_id)
         if note is None or note.tier != "working":
             raise UnknownMemory(f"no working note {note_id!r}")
-        durable = promoted(note)
+        # Durable now: it records the repository files it names, as a commit would.
+        durable = grounded(promoted(note), self.repository, self.today())
         if self.index.memory(durable.id) is not None:
             raise CandidateError(
                 f"a durable memory {durable.id} exists: propose an UPDATE of it instead"
@@ -667,9 +670,10 @@ class ProjectMemory:
             if memory_ids is None
             else [memories[mid] for mid in memory_ids if mid in memories]
         )
-        if self._file_states is None:
-            self._file_states = FileStates(self.repository, cache_beside(self.index_path))
-        found, checked = find_stale(self.layout, chosen, self._file_states)
+        with self._file_states_lock:
+            if self._file_states is None:
+                self._file_states = FileStates(self.repository, cache_beside(self.index_path))
+            found, checked = find_stale(self.layout, chosen, self._file_states)
         return StaleReport(found, checked)
 
     def reconfirm(self, memory_ids: list[str]) -> Reconfirmed:
