@@ -21,8 +21,15 @@ refs, locators), and answers whether any of these hold a credential:
   ``AKIA-ABCD-EFGH-…``, a token wrapped over lines);
 * **glued**: a token written without a word boundary before it (``tokenghp_…``);
 * **reversed** or in **ROT13**;
-* **encoded**: base64, base64url or hex runs long enough to hold a credential, decoded
-  when they decode to text, and scanned again (one level).
+* **encoded**: base64, base64url, base32, hex, base85 or Ascii85 runs long enough to hold
+  a credential, decoded when they decode to text, and scanned again (one level);
+* **spelled by code** (:mod:`engram.safety.decoders`): octal escapes, character codes
+  (``String.fromCharCode(…)``, ``chr(…) + chr(…)``), literals of any quote kind joined,
+  literals assigned to names put back where the names are joined (``f"{a}{b}"``), a
+  command substitution that echoes a literal;
+* **in labelled pieces** over several texts (``piece 2: HpTZ…``);
+* **cut without a vendor prefix**: connection strings (cut or reversed), Telegram and
+  Discord starts, AWS secret keys and Azure account keys after their names.
 
 Joining, grouping, reversing and ROT13 change ordinary text too (``the key`` becomes
 ``thekey``), so only findings of self-identifying formats (a vendor prefix and an exact

@@ -226,7 +226,7 @@ def _unquoted_code(match: re.Match[str], value: str, token: bool) -> bool:
         return _BARE_WORD.fullmatch(value) is not None
     key = match.group("key").lower()
     if separator.strip() == ":" and key != "pass" and _generated_name(value) and has_digit(value):
-        # ``pw: x8tAGmCxcL_5m48`` (YAML, a note): an underscore does not make a name of
+        # After ``pw:`` in YAML or a note, an underscore does not make a name of
         # what is not one (``db_password2`` and ``DB_PASSWORD`` are). ``pass:`` is
         # openssl's password source, the command-line rule's.
         return False
@@ -234,13 +234,14 @@ def _unquoted_code(match: re.Match[str], value: str, token: bool) -> bool:
 
 
 #: A name with underscores: an environment variable's (``DB_PASSWORD_FILE``) or snake
-#: case words (``db_password2``). ``x8tAGmCxcL_5m48`` and ``Summit5161_Tundra`` are not.
+#: case words (``db_password2``); generated parts or a word with digits in the middle
+#: joined by an underscore are not.
 _SNAKE_NAME = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++|_?[a-z]++(?:_[a-z]++)++[0-9]*+")
 _IDENTIFIER_SHAPE = re.compile(r"[A-Za-z0-9]++(?:_[A-Za-z0-9]++)++")
 
 
 def _generated_name(value: str) -> bool:
-    """An identifier with underscores that is not a name (``x8tAGmCxcL_5m48``)."""
+    """An identifier with underscores that is not such a name."""
     return _IDENTIFIER_SHAPE.fullmatch(value) is not None and _SNAKE_NAME.fullmatch(value) is None
 
 
