@@ -9,7 +9,6 @@ behaviour.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 from collections.abc import Iterator, Sequence
@@ -54,8 +53,9 @@ def decoded(value: Any, sort_keys: bool = False) -> Any:
 
 @dataclasses.dataclass(slots=True)
 class Tables:
-    """Every table of the store. A transaction copies each dictionary (the values are
-    never changed in place), so the committed tables are never written."""
+    """Every table of the store. A transaction works on a shallow copy and copies each
+    dictionary before its first change (the values are never changed in place), so the
+    committed tables are never written."""
 
     candidates: dict[str, CandidateRow] = dataclasses.field(default_factory=dict)
     records: dict[int, RecordRow] = dataclasses.field(default_factory=dict)
@@ -94,14 +94,6 @@ class Tables:
     )
     next_rowid: int = 1
     next_audit: int = 1
-
-    def copy(self) -> Tables:
-        twin = copy.copy(self)
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if isinstance(value, dict):
-                setattr(twin, field.name, dict(value))
-        return twin
 
 
 class Reads:

@@ -28,6 +28,7 @@ on the real stores.
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
 import json
 import re
@@ -71,7 +72,13 @@ class _Refused(Exception):
 
 
 class _Transaction(Reads):
-    """Writes on the transaction's own copy of the tables."""
+    """Writes on the transaction's own version of the tables: each table is copied when
+    the transaction first changes it (:class:`_Writable`), so a transaction costs what it
+    changes, not the size of the store."""
+
+    def __init__(self, tables: Tables) -> None:
+        super().__init__(tables)
+        self.w = _Writable(tables)
 
     def prefetch_data_keys(self, owners: Sequence[str]) -> None:
         """Nothing: a transaction reads keys as it goes, so it sees its own writes."""
@@ -88,19 +95,19 @@ class _Transaction(Reads):
 
     def remember(self, scope_id: str, principal: str, key: str, row: IdempotencyRow) -> None:
         _insert(
-            self.t.idempotency,
+            self.w.idempotency,
             (scope_id, principal, key),
             (row.tool, row.intent_digest, json.dumps(row.outcome), 1),
         )
 
     def add_candidate(self, row: CandidateRow) -> None:
-        _insert(self.t.candidates, row.candidate_id, fresh_candidate(row))
+        _insert(self.w.candidates, row.candidate_id, fresh_candidate(row))
 
     def update_candidate(self, candidate_id: str, **changes: Any) -> None:
         _known(changes, _CANDIDATE_FIELDS)
         row = self.t.candidates.get(candidate_id)
         if row is not None:
-            self.t.candidates[candidate_id] = fresh_candidate(dataclasses.replace(row, **changes))
+            self.w.candidates[candidate_id] = fresh_candidate(dataclasses.replace(row, **changes))
 
     def add_record(self, row: RecordRow) -> None:
         if row.record_id in self.t.rowids:
@@ -111,8 +118,8 @@ class _Transaction(Reads):
         rowid = self.t.next_rowid
         self.t.next_rowid += 1
         sealed = None if row.sealed is None else bytes(row.sealed)
-        self.t.records[rowid] = dataclasses.replace(row, sealed=sealed)
-        self.t.rowids[row.record_id] = rowid
+        self.w.records[rowid] = dataclasses.replace(row, sealed=sealed)
+        self.w.rowids[row.record_id] = rowid
         self._count_record(row.scope_id, row.state, row.admitted_ms, +1)
 
     def update_record(self, record_id: str, **changes: Any) -> None:
@@ -124,14 +131,14 @@ class _Transaction(Reads):
         after = dataclasses.replace(before, **changes)
         if after.record_id != record_id:
             raise _Refused("a record keeps its id")
-        self.t.records[rowid] = after
+        self.w.records[rowid] = after
         if "state" in changes and before.state != after.state:
             self._count_record(before.scope_id, before.state, before.admitted_ms, -1)
             self._count_record(before.scope_id, after.state, before.admitted_ms, +1)
 
     def _count_record(self, scope_id: str, state: str, admitted_ms: int, change: int) -> None:
         key = (scope_id, state, admitted_ms // DAY_MS)
-        self.t.record_days[key] = self.t.record_days.get(key, 0) + change
+        self.w.record_days[key] = self.t.record_days.get(key, 0) + change
 
     def record_with_payload(
         self,
@@ -143,10 +150,10 @@ class _Transaction(Reads):
         return self._first_with_payload(scope_id, payload_digest, states, unexpired_at)
 
     def put_data_key(self, owner: str, scope_id: str, kek_id: str, wrapped: bytes) -> None:
-        self.t.data_keys[owner] = (scope_id, kek_id, bytes(wrapped))
+        self.w.data_keys[owner] = (scope_id, kek_id, bytes(wrapped))
 
     def delete_data_key(self, owner: str) -> None:
-        self.t.data_keys.pop(owner, None)
+        self.w.data_keys.pop(owner, None)
 
     def append_event(self, scope_id: str, body: dict[str, Any], touches_records: bool) -> Event:
         head = self.head(scope_id)
@@ -158,7 +165,7 @@ class _Transaction(Reads):
             version = cursor if touches_records else 0
         else:
             version = cursor if touches_records else state[2]
-        self.t.scope_state[scope_id] = (cursor, digest, version)
+        self.w.scope_state[scope_id] = (cursor, digest, version)
         return Event(cursor, digest)
 
     def _insert_event(
@@ -166,7 +173,7 @@ class _Transaction(Reads):
     ) -> None:
         target = body.get("target")
         _insert(
-            self.t.journal,
+            self.w.journal,
             (scope_id, cursor),
             (
                 digest,
@@ -183,18 +190,18 @@ class _Transaction(Reads):
                 str(body.get("operation", "")),
                 str(body.get("to_state") or ""),
             )
-            self.t.activity[key] = self.t.activity.get(key, 0) + 1
+            self.w.activity[key] = self.t.activity.get(key, 0) + 1
 
     def audit(self, entry: AuditEntry, if_absent: bool = False) -> None:
         if entry.audit_id in self.t.audit:
             if if_absent:
                 return
             raise _Refused("audit id taken")
-        self.t.audit[entry.audit_id] = (self.t.next_audit, fresh_audit(entry))
+        self.w.audit[entry.audit_id] = (self.t.next_audit, fresh_audit(entry))
         self.t.next_audit += 1
 
     def add_confirmation(self, row: ConfirmationRow) -> None:
-        _insert(self.t.confirmations, row.request_id, fresh_confirmation(row))
+        _insert(self.w.confirmations, row.request_id, fresh_confirmation(row))
 
     def live_approval(
         self,
@@ -222,7 +229,7 @@ class _Transaction(Reads):
     def consume_confirmation(self, request_id: str, now_ms: int) -> None:
         row = self.t.confirmations.get(request_id)
         if row is not None and row.consumed_ms is None:
-            self.t.confirmations[request_id] = dataclasses.replace(row, consumed_ms=now_ms)
+            self.w.confirmations[request_id] = dataclasses.replace(row, consumed_ms=now_ms)
 
     def open_request_exists(
         self, scope_id: str, principal: str, operation_digest: str, created_since_ms: int
@@ -246,7 +253,7 @@ class _Transaction(Reads):
         )
 
     def add_purge(self, scope_id: str, owner: str, kind: str, now_ms: int) -> None:
-        self.t.purges.setdefault(owner, (scope_id, kind, now_ms, None))
+        self.w.purges.setdefault(owner, (scope_id, kind, now_ms, None))
 
     # The projections.
 
@@ -256,7 +263,7 @@ class _Transaction(Reads):
             return
         words = _TOKEN.findall(text)
         _insert(
-            self.t.documents,
+            self.w.documents,
             (scope_id, self.tag, rowid),
             (len(words), dict(collections.Counter(words))),
         )
@@ -264,7 +271,7 @@ class _Transaction(Reads):
 
     def _count_size(self, scope_id: str, tag: str, documents: int, tokens: int) -> None:
         size = self.t.sizes.get((scope_id, tag), (0, 0))
-        self.t.sizes[(scope_id, tag)] = (size[0] + documents, size[1] + tokens)
+        self.w.sizes[(scope_id, tag)] = (size[0] + documents, size[1] + tokens)
 
     def unindex(self, scope_id: str, record_id: str, text: str) -> None:
         rowid = self.t.rowids.get(record_id)
@@ -273,14 +280,14 @@ class _Transaction(Reads):
         for vector in [key for key in self.t.vectors if key[0] == rowid]:
             self._drop_vector(vector)
         for document in [k for k in self.t.documents if k[0] == scope_id and k[2] == rowid]:
-            length, _ = self.t.documents.pop(document)
+            length, _ = self.w.documents.pop(document)
             self._count_size(scope_id, document[1], -1, -length)
 
     def _drop_vector(self, key: tuple[int, str]) -> None:
-        scope, _ = self.t.vectors.pop(key)
+        scope, _ = self.w.vectors.pop(key)
         version = self.t.vector_versions.get((scope, key[1]))
         if version is not None:
-            self.t.vector_versions[(scope, key[1])] = (version[0] - 1, version[1], version[2] + 1)
+            self.w.vector_versions[(scope, key[1])] = (version[0] - 1, version[1], version[2] + 1)
 
     def put_vector(self, scope_id: str, rowid: int, model: str, vector: bytes) -> None:
         if (scope_id, self.tag, rowid) not in self.t.documents:
@@ -288,13 +295,13 @@ class _Transaction(Reads):
         version = self.t.vector_versions.get((scope_id, model))
         if (rowid, model) in self.t.vectors:
             scope = self.t.vectors[(rowid, model)][0]
-            self.t.vectors[(rowid, model)] = (scope, bytes(vector))
+            self.w.vectors[(rowid, model)] = (scope, bytes(vector))
             updated = self.t.vector_versions.get((scope, model))
             if updated is not None:
-                self.t.vector_versions[(scope, model)] = (*updated[:2], updated[2] + 1)
+                self.w.vector_versions[(scope, model)] = (*updated[:2], updated[2] + 1)
             return
-        self.t.vectors[(rowid, model)] = (scope_id, bytes(vector))
-        self.t.vector_versions[(scope_id, model)] = (
+        self.w.vectors[(rowid, model)] = (scope_id, bytes(vector))
+        self.w.vector_versions[(scope_id, model)] = (
             (1, rowid, 1)
             if version is None
             else (version[0] + 1, max(version[1], rowid), version[2] + 1)
@@ -306,7 +313,7 @@ class _Transaction(Reads):
                 self._drop_vector(key)
         for scope, kind in list(self.t.vector_versions):
             if scope == scope_id and kind != model:
-                del self.t.vector_versions[(scope, kind)]
+                del self.w.vector_versions[(scope, kind)]
 
     def legacy_indexed(self, scope_id: str) -> list[RecordRow]:
         rowids = {
@@ -319,19 +326,19 @@ class _Transaction(Reads):
 
     def drop_legacy_index(self, scope_id: str) -> None:
         for document in [k for k in self.t.documents if k[0] == scope_id and k[1] != self.tag]:
-            del self.t.documents[document]
+            del self.w.documents[document]
         for size in [k for k in self.t.sizes if k[0] == scope_id and k[1] != self.tag]:
-            del self.t.sizes[size]
+            del self.w.sizes[size]
 
     # The operator.
 
     def approve_confirmation(self, request_id: str, now_ms: int) -> None:
         row = self.t.confirmations.get(request_id)
         if row is not None:
-            self.t.confirmations[request_id] = dataclasses.replace(row, approved_ms=now_ms)
+            self.w.confirmations[request_id] = dataclasses.replace(row, approved_ms=now_ms)
 
     def revoke(self, scope_id: str, principal: str, now_ms: int) -> None:
-        self.t.revocations[(scope_id, principal)] = now_ms
+        self.w.revocations[(scope_id, principal)] = now_ms
 
     # Purges, restores and key rotation.
 
@@ -341,7 +348,7 @@ class _Transaction(Reads):
     def mark_purged(self, owner: str, now_ms: int) -> None:
         row = self.t.purges.get(owner)
         if row is not None:
-            self.t.purges[owner] = (*row[:3], now_ms)
+            self.w.purges[owner] = (*row[:3], now_ms)
 
     def import_rows(self, rows: dict[str, Any]) -> None:
         for record in rows["records"]:
@@ -356,18 +363,18 @@ class _Transaction(Reads):
             )
         for s in rows["scope_state"]:
             _insert(
-                self.t.scope_state,
+                self.w.scope_state,
                 s["scope_id"],
                 (s["head_cursor"], s["head_digest"], s["records_version"]),
             )
         for i in rows.get("idempotency", []):
             _insert(
-                self.t.idempotency,
+                self.w.idempotency,
                 (i["scope_id"], i["principal"], i["key"]),
                 (i["tool"], i["intent_digest"], json.dumps(i["outcome"]), i.get("hashed", 0)),
             )
         for r in rows.get("revocations", []):
-            _insert(self.t.revocations, (r["scope_id"], r["principal"]), r["revoked_ms"])
+            _insert(self.w.revocations, (r["scope_id"], r["principal"]), r["revoked_ms"])
         for a in rows["audit"]:
             self.audit(
                 AuditEntry(
@@ -388,8 +395,8 @@ class _Transaction(Reads):
         row = self.t.idempotency.get((scope_id, principal, key))
         if row is None or row[3] != 0:
             return
-        del self.t.idempotency[(scope_id, principal, key)]
-        _insert(self.t.idempotency, (scope_id, principal, hashed), (*row[:3], 1))
+        del self.w.idempotency[(scope_id, principal, key)]
+        _insert(self.w.idempotency, (scope_id, principal, hashed), (*row[:3], 1))
 
     def data_keys_not_under(self, kek_id: str, limit: int) -> list[tuple[str, str, bytes]]:
         found = sorted(
@@ -402,7 +409,24 @@ class _Transaction(Reads):
     def set_data_key(self, owner: str, kek_id: str, wrapped: bytes) -> None:
         row = self.t.data_keys.get(owner)
         if row is not None:
-            self.t.data_keys[owner] = (row[0], kek_id, bytes(wrapped))
+            self.w.data_keys[owner] = (row[0], kek_id, bytes(wrapped))
+
+
+class _Writable:
+    """The tables of a transaction, for changing: a table is copied on its first change
+    (until then it is the committed one, which no transaction changes)."""
+
+    def __init__(self, tables: Tables) -> None:
+        self._tables = tables
+        self._copied: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        table = getattr(self._tables, name)
+        if name not in self._copied:
+            table = dict(table)
+            setattr(self._tables, name, table)
+            self._copied.add(name)
+        return table
 
 
 class _Nesting(threading.local):
@@ -434,7 +458,7 @@ class InMemoryStore(PurgeFinisher):
         with self._lock:
             self._nesting.writing = True
             try:
-                tx = _Transaction(self._tables.copy())
+                tx = _Transaction(copy.copy(self._tables))
                 try:
                     yield tx
                 except _Refused as refused:

@@ -34,10 +34,12 @@ from engram.memory.ports import RecordRow
 from engram.memory.purge import PurgeFinisher
 from engram.search.analysis import analyzer_tag
 from engram.search.lexical import K1, B, Group, Stage, idf, search_stages, variants
+from engram.store.backup_rows import BackupRowReads, BackupRowWrites
+from engram.store.governance_rows import GovernanceReads, GovernanceWrites
 from engram.store.location import DatabaseUrl
 from engram.store.overview_rows import OverviewReads
 from engram.store.postgresql.database import Durability, PostgresDatabase, Session, pg_migration
-from engram.store.rows import RowReads, RowWrites, prefixed, to_record
+from engram.store.rows import prefixed, to_record
 
 __all__ = ["PostgresMemoryStore"]
 
@@ -237,7 +239,7 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-class _Reader(RowReads, OverviewReads):
+class _Reader(BackupRowReads, GovernanceReads, OverviewReads):
     """Reads over one connection inside a transaction or snapshot."""
 
     AUDIT_PRINCIPAL = _AUDIT_PRINCIPAL
@@ -359,7 +361,7 @@ class _Reader(RowReads, OverviewReads):
         )
 
 
-class _Transaction(_Reader, RowWrites):
+class _Transaction(_Reader, BackupRowWrites, GovernanceWrites):
     """Writes inside one transaction holding the store's lock."""
 
     def index(self, scope_id: str, record_id: str, text: str) -> None:

@@ -22,8 +22,10 @@ from engram.memory.ports import RecordRow
 from engram.memory.purge import PurgeFinisher
 from engram.search.analysis import analyzer_tag
 from engram.search.lexical import Group, common_cutoff, search_stages, variants
+from engram.store.backup_rows import BackupRowReads, BackupRowWrites
+from engram.store.governance_rows import GovernanceReads, GovernanceWrites
 from engram.store.overview_rows import OverviewReads
-from engram.store.rows import RowReads, RowWrites, prefixed, to_record
+from engram.store.rows import prefixed, to_record
 from engram.store.sqlite.bm25 import stage_scores
 from engram.store.sqlite.database import Database, Durability, migration
 from engram.store.sqlite.vocabulary import DocumentCounts
@@ -298,7 +300,7 @@ def _fts(scope_id: str) -> str:
     return f"fts{analyzer_tag()}_{scope_id}"
 
 
-class _Reader(RowReads, OverviewReads):
+class _Reader(BackupRowReads, GovernanceReads, OverviewReads):
     """Reads over one connection inside a transaction or snapshot."""
 
     db: sqlite3.Connection
@@ -410,7 +412,7 @@ class _Reader(RowReads, OverviewReads):
         )
 
 
-class _Transaction(_Reader, RowWrites):
+class _Transaction(_Reader, BackupRowWrites, GovernanceWrites):
     """Writes inside one ``BEGIN IMMEDIATE`` transaction."""
 
     CLEAR_KEYS_HINT = " INDEXED BY idempotency_in_clear"
