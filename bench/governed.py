@@ -38,6 +38,7 @@ from engram.host.runtime import binding_of, open_engine
 from engram.host.setup import init_host
 from engram.memory import admission, capture
 from engram.memory.binding import Binding
+from engram.memory.call import Write
 from engram.memory.engine import MemoryEngine
 from engram.memory.ports import MemoryTransaction
 from engram.testing.clients import StdioClient
@@ -362,24 +363,14 @@ def build_store(size: int, semantic: bool = False, backend: str = "sqlite") -> t
         rng, now = random.Random(size), int(time.time() * 1000)
 
         def one(tx: MemoryTransaction, index: int) -> None:
-            captured = capture.capture(
-                tx,
-                engine.vault,
-                engine.policy,
-                binding,
-                arguments(sentence(rng), f"bench-capture-{index:08d}", now),
-                now,
-            )
+            text = arguments(sentence(rng), f"bench-capture-{index:08d}", now)
+            captured = capture.capture(Write.of(engine, tx, "capture", binding, text, now))
+            admit = {
+                "candidate_id": captured["candidate_id"],
+                "idempotency_key": f"bench-admit-{index:08d}",
+            }
             admission.request_admission(
-                tx,
-                engine.vault,
-                engine.admission_policy,
-                binding,
-                {
-                    "candidate_id": captured["candidate_id"],
-                    "idempotency_key": f"bench-admit-{index:08d}",
-                },
-                now,
+                Write.of(engine, tx, "request_admission", binding, admit, now)
             )
 
         return one

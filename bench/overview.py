@@ -33,14 +33,16 @@ from governed import WORK, arguments, bench_store, sentence, timed, vacuum
 
 from engram.host.profile import load_profile
 from engram.host.runtime import binding_of, open_engine
-from engram.memory import admission, capture, withdrawal
+from engram.memory import admission, capture
 from engram.memory.admission import Decision
 from engram.memory.binding import Binding
+from engram.memory.call import Write
 from engram.memory.engine import MemoryEngine
 from engram.memory.envelope import new_audit_id
 from engram.memory.gate import Approval, Operation
 from engram.memory.overview import Overview
 from engram.memory.ports import AuditEntry, MemoryTransaction
+from engram.memory.tools import TOOLS
 
 DAY: Final = 86_400_000
 SPAN_DAYS: Final = 400
@@ -79,7 +81,7 @@ class _Builder:
     ) -> str:
         """Capture at ``at`` (``again`` ms later: the same payload once more)."""
         value = capture.capture(
-            tx, self.engine.vault, self.engine.policy, who, arguments(text, key, at), at + again
+            Write.of(self.engine, tx, "capture", who, arguments(text, key, at), at + again)
         )
         self._audit(tx, who, "capture", at, "ok")
         return str(value["candidate_id"])
@@ -89,7 +91,8 @@ class _Builder:
     ) -> dict[str, Any]:
         policy = _Refuse() if refuse else self.engine.admission_policy
         arguments = {"candidate_id": candidate, "idempotency_key": f"admit-{candidate}"}
-        value = admission.request_admission(tx, self.engine.vault, policy, who, arguments, at)
+        step = Write.of(self.engine, tx, "request_admission", who, arguments, at)
+        value = admission.request_admission(step, policy)
         self._audit(tx, who, "request_admission", at, "ok")
         outcome: dict[str, Any] = value["outcome"]
         return outcome
@@ -121,9 +124,11 @@ class _Builder:
         def gate(operation: Operation) -> Approval:
             return Approval("dialog", at)
 
-        run = withdrawal.withdraw if tool == "withdraw" else withdrawal.forget
         arguments = {**target, "idempotency_key": f"{tool}-{at}", "reason_ref": "reason:bench"}
-        run(tx, self.engine.vault, who, arguments, at, gate)
+        step = Write.of(self.engine, tx, tool, who, arguments, at)
+        body = TOOLS[tool].mutate
+        assert body is not None
+        body(dataclasses.replace(step, gate=gate))
         self._audit(tx, who, tool, at, "ok")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import random
 import re
 import sys
 import urllib.parse
@@ -25,16 +26,24 @@ from engram.testing import Clock, InMemoryStore, capture_args
 from tests.memory.conftest import Memory
 from tests.safety.samples import (
     ALNUM,
+    BASE64,
     BASE64URL,
+    HEX,
     UPPER_DIGITS,
+    age_secret_key,
     aws_access_key_id,
+    azure_connection_string,
     bitcoin_address,
+    discord_bot_token,
+    discord_webhook,
     fake,
     github_token,
     ipfs_cid_v0,
     jwt,
+    ksuid,
     pem,
     slack_bot_token,
+    telegram_bot_token,
 )
 from tests.safety.test_secrets import NOT_SECRETS
 
@@ -55,6 +64,10 @@ TOKENS = {
     "slack webhook": f"https://hooks.slack.com/services/T{fake(UPPER_DIGITS, 8, 7)}"
     f"/B{fake(UPPER_DIGITS, 10, 7)}/{fake(ALNUM, 24, 7)}",
     "private key": pem("RSA PRIVATE KEY"),
+    # Formats the held-out evaluations of issue 26 named (third round).
+    "age": age_secret_key(7),
+    "discord webhook": discord_webhook(7),
+    "telegram": telegram_bot_token(7),
 }
 #: Cyrillic and Greek twins of ASCII letters (TR39 confusables).
 _LOOKALIKE = {"a": "\u0430", "e": "\u0435", "o": "\u043e", "p": "\u0440", "c": "\u0441",
@@ -138,6 +151,24 @@ DISGUISES: dict[str, Callable[[str], list[str]]] = {
         "blob " + base64.b64encode(f"key {_groups(t, 4, '-', 4)} ok".encode()).decode()
     ],
     "hex of a spaced token": lambda t: [f"dump {f'key {t[:9]} {t[9:]} here'.encode().hex()}"],
+    # Code that spells a string, base85, names joined, code spans (issue 26, third round).
+    "octal escapes": lambda t: ["printf '" + "".join(f"\\{ord(c):03o}" for c in t) + "'"],
+    "String.fromCharCode": lambda t: [
+        f"const k = String.fromCharCode({', '.join(str(ord(c)) for c in t)});"
+    ],
+    "chr() joined": lambda t: ["k = " + " + ".join(f"chr({ord(c)})" for c in t)],
+    "bytes of hex codes": lambda t: ["k = bytes([" + ", ".join(hex(ord(c)) for c in t) + "])"],
+    "base85": lambda t: [f"blob {base64.b85encode(f'token={t}'.encode()).decode()}"],
+    "Ascii85": lambda t: ["<~" + base64.a85encode(t.encode()).decode() + "~>"],
+    "quotes of every kind joined": lambda t: [f"k = '{t[:8]}' + \"{t[8:20]}\" + `{t[20:]}`"],
+    "an f-string of two names": lambda t: [
+        f'head = "{t[:14]}"\ntail = "{t[14:]}"\nTOKEN = f"{{head}}{{tail}}"'
+    ],
+    "a template literal of two names": lambda t: [
+        f"const a = '{t[:14]}';\nconst b = '{t[14:]}';\nconst k = `${{a}}${{b}}`;"
+    ],
+    "two names joined by +": lambda t: [f'a = "{t[:14]}"\nb = "{t[14:]}"\nk = a + b'],
+    "Markdown code spans side by side": lambda t: [f"Use `{t[:12]}` `{t[12:]}` for CI"],
 }
 
 
@@ -232,6 +263,78 @@ def test_a_connection_string_split_between_texts_is_refused(
     assert _admission(memory, texts, **evidence) == "rejected"
 
 
+def _grouped(text: str, width: int, separator: str) -> str:
+    return separator.join(text[i : i + width] for i in range(0, len(text), width))
+
+
+#: Connection strings of five schemes, and keys named by an exact key name, cut or reversed.
+URL_PASSWORD = "orbit5521-Vortex"
+URLS = [
+    f"postgresql://svc_orders:{URL_PASSWORD}@pg.internal:5432/orders",
+    f"mysql://report:{URL_PASSWORD}@mysql.internal/shop",
+    f"mongodb+srv://ingest:{URL_PASSWORD}@cluster0.mongo.internal/events",
+    f"redis://:{URL_PASSWORD}@cache.internal:6379/0",
+    f"amqp://worker:{URL_PASSWORD}@rabbit.internal:5672/jobs",
+    f"aws_secret_access_key = {fake(BASE64, 40, 9)}",
+    azure_connection_string(9)[0],
+]
+CUTS: dict[str, Callable[[str], str]] = {
+    "in blank groups": lambda t: f"DSN: {_grouped(t, 6, ' ')}",
+    "wrapped over lines": lambda t: f"dsn =\n{_grouped(t, 18, chr(10))}\n",
+    "in dashed groups": lambda t: f"dsn {_grouped(t, 5, '-')}",
+    "reversed": lambda t: f"backwards: {t[::-1]}",
+}
+
+
+@pytest.mark.parametrize("cut", CUTS.values(), ids=CUTS.keys())
+@pytest.mark.parametrize(
+    "text", URLS, ids=["postgresql", "mysql", "mongodb+srv", "redis", "amqp", "aws", "azure"]
+)
+def test_a_connection_string_or_a_named_key_cut_or_reversed_is_detected(
+    text: str, cut: Callable[[str], str]
+) -> None:
+    from engram.safety.disguise import contains_disguised_secret
+
+    assert contains_disguised_secret([cut(text)])
+
+
+#: A Discord bot token has no prefix: its first segment is the bot's id in base64.
+DISCORD_BOT = discord_bot_token(7)
+DISCORD_BOT_DISGUISES = [
+    "as written",
+    "split across two components",
+    "a space inside",
+    "two spaces inside",
+    "six-character groups",
+    "wrapped over lines",
+    "reversed",
+    "base64",
+    "hex",
+    "octal escapes",
+    "String.fromCharCode",
+    "an f-string of two names",
+]
+
+
+@pytest.mark.parametrize("name", DISCORD_BOT_DISGUISES)
+def test_a_discord_bot_token_is_detected_by_its_structure(name: str) -> None:
+    from engram.safety.disguise import contains_disguised_secret
+
+    texts = (
+        [f"client.run('{DISCORD_BOT}')"] if name == "as written" else DISGUISES[name](DISCORD_BOT)
+    )
+    assert contains_disguised_secret(texts)
+
+
+@pytest.mark.parametrize("token", ["github", "aws", "slack", "stripe", "openai", "telegram"])
+def test_a_key_in_labelled_pieces_one_per_component_is_refused(memory: Memory, token: str) -> None:
+    value = TOKENS[token]
+    texts = [f"piece {n + 1}: {value[i : i + 7]}" for n, i in enumerate(range(0, len(value), 7))]
+    assert not any(contains_secret(text) for text in texts)
+
+    assert _admission(memory, texts) == "rejected"
+
+
 @pytest.mark.parametrize(
     "texts",
     [
@@ -257,6 +360,10 @@ PLACEHOLDER_PAIRS = {
     "github placeholder": ["export GITHUB_TOKEN=ghp_" + "x" * 36, "observed in the repository"],
     "stripe placeholder": ["STRIPE_KEY=sk_live_" + "x" * 24, "Observed in the repository"],
     "dashed placeholder": ["token: ghp_" + "-".join(["xxxx"] * 9), "observed in CI"],
+    ".env.example": [
+        "API_KEY=your-api-key-here\nSECRET_KEY=changeme\nTOKEN=<token>\nPASSWORD=xxxx",
+        "Copy it to .env and fill in the values",
+    ],
 }
 
 
@@ -290,6 +397,15 @@ COMMAND_LINES = {
     "percent-encoded URL password": "postgres://app:"
     + urllib.parse.quote("$" + PASSWORD + "@!", safe="")
     + "@db:5432/app",
+    # Stated in prose, or named by the vendor only (issue 26, third round).
+    "the password stated in prose": f"the staging password is {PASSWORD}",
+    "the password changed to, in backticks": f"the vpn password was changed to `{PASSWORD}`.",
+    "log in with user / password": f"log in with admin / {PASSWORD} on staging",
+    "pw: shorthand": "vpn: eu-1, pw: x8tAGmCxcL_5m48",
+    "echoed by a command substitution": f"DB_PASSWORD=$(echo {PASSWORD}) ./migrate",
+    "printed in backticks": f"export DB_PASSWORD=`printf {PASSWORD}`",
+    "a Datadog key named by its vendor": f"Datadog API key for the agent: {fake(HEX, 32, 7)}",
+    "a Twilio token on the line after": f"# Twilio (prod)\n{fake(HEX, 32, 8)}",
 }
 
 
@@ -367,6 +483,21 @@ PUBLIC = {
     "stripe publishable keys": [f"pk_live_{fake(ALNUM, 99, seed)}" for seed in range(50)],
     "bitcoin addresses": [bitcoin_address(seed % 2 * 5, seed) for seed in range(50)],
     "ipfs content ids": [ipfs_cid_v0(seed) for seed in range(50)],
+    # Issue 26, third round: public by structure or by label.
+    "stripe object ids": [
+        f"{prefix}_{fake(ALNUM, 24, seed)}"
+        for seed, prefix in enumerate(["cus", "pi", "ch", "evt", "txn", "in", "sub", "pm"] * 6)
+    ],
+    "ksuids": [ksuid(1_500_000_000 + seed * 10_000_000, seed) for seed in range(50)],
+    "recaptcha site keys": [f'data-sitekey="6L{fake(BASE64URL, 38, seed)}"' for seed in range(50)],
+    "wireguard public keys": [
+        f"PublicKey = {base64.b64encode(random.Random(seed).randbytes(32)).decode()}"
+        for seed in range(50)
+    ],
+    "json web key public members": [
+        f'{{"kty": "RSA", "e": "AQAB", "n": "{fake(BASE64URL, 342, seed)}"}}' for seed in range(50)
+    ],
+    "s3 version ids": [f'"VersionId": "{fake(ALNUM + "._", 32, seed)}"' for seed in range(50)],
 }
 
 

@@ -24,6 +24,9 @@ def test_demo_runs_every_part_and_exits_zero() -> None:
         "withdraw: gate_failed",
         "forget: gate_failed",
         "projection_invalidation: complete",
+        "|   changed: scripts/deploy",
+        "engram_load again: no longer marked",
     ):
         assert expected in lines, expected
     assert any(line.startswith("forget: accepted_current -> tombstoned") for line in lines)
+    assert any(line.startswith("| Stale: scripts/deploy changed since") for line in lines)

@@ -513,3 +513,54 @@ def test_reindex_says_when_the_profile_turned_the_semantic_channel_off(tmp_path:
         "lexical: current",
         "semantic: off in this profile ([search] semantic = false)",
     ]
+
+
+def test_stale_lists_the_records_whose_cited_file_changed_under_the_verifier_root(
+    tmp_path: Path,
+) -> None:
+    profile = _init(tmp_path / "v")
+    (tmp_path / "v" / "repo" / "docs").mkdir(parents=True)
+    cited = tmp_path / "v" / "repo" / "docs" / "release.md"
+    cited.write_bytes(b"cited content")  # the digest capture_args cites
+    text = profile.read_text().replace(
+        'policy = "default"\n', 'policy = "default"\nverifier_root = "repo"\n'
+    )
+    profile.write_text(text)
+    record = _admit(profile)
+    fresh = _host("stale", "--host-profile", profile)
+    cited.write_bytes(b"edited since")
+
+    stale = _host("stale", "--host-profile", profile)
+    as_json = json.loads(_host("stale", "--host-profile", profile, "--json").stdout)
+
+    root = tmp_path / "v" / "repo"
+    assert (fresh.exit_code, fresh.stdout) == (
+        0,
+        f"no stale citation: the files cited by 1 current record under {root} are as cited\n",
+    )
+    assert (stale.exit_code, stale.stdout) == (
+        1,
+        f"{record}  citation cit1: docs/release.md changed\n"
+        f"1 of 1 current records cites files that changed under {root}\n",
+    )
+    assert as_json == {
+        "citations": [
+            {
+                "record_id": record,
+                "citation_id": "cit1",
+                "path": "docs/release.md",
+                "state": "changed",
+            }
+        ],
+        "checked": 1,
+        "root": str(root),
+    }
+
+
+def test_stale_without_a_verifier_root_says_how_to_set_one(profile: Path) -> None:
+    refused = _host("stale", "--host-profile", profile)
+    assert refused.exit_code == 2
+    assert refused.output == (
+        f"engram: {profile} sets no [admission] verifier_root, so no citation can be checked:"
+        ' add verifier_root = "PATH" (the host\'s checkout of the cited repository)\n'
+    )

@@ -436,6 +436,7 @@ def test_status_prints_the_counters(initialised: Path) -> None:
         "hash_mismatches": 0,
         "roles": [],
         "rule_variant": "balanced",
+        "stale": 0,
         "healthy": True,
     }
 

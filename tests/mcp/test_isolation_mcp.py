@@ -20,9 +20,10 @@ from engram.crypto.keyfiles import load_keyring
 from engram.host.setup import keys_for_store
 from engram.mcp.options import ServerOptions
 from engram.mcp.project_tools import ProjectTools, project_tools
-from engram.memory.binding import MEMORY_TOOLS, Scope, tool_name
+from engram.memory.binding import Scope, tool_name
 from engram.memory.engine import MemoryEngine
 from engram.memory.maintenance import Maintenance
+from engram.memory.tools import MEMORY_TOOLS
 from engram.store.sqlite.memory_store import SqliteMemoryStore
 from engram.testing import (
     ELICIT_CAPS,

@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 from engram.errors import TrustedContextUnavailable
-from engram.memory.binding import MEMORY_TOOLS
+from engram.memory.tools import MEMORY_TOOLS
 from engram.testing import PURPOSE, binding, capture_args
 from engram.testing.hostile import hostile_arguments, leaks
 from tests.memory.conftest import Memory, contract_errors

@@ -260,23 +260,19 @@ def test_any_user_text_is_a_safe_query(memory: Memory, query: str) -> None:
 def _admit_many(memory: Memory, texts: list[str]) -> list[str]:
     """Admit ``texts`` in one transaction (fixture building; tools commit one by one)."""
     from engram.memory import admission, capture
+    from engram.memory.call import Write
 
     engine, who, records = memory.engine, binding(), []
     with engine.store.write() as tx:
         for number, text in enumerate(texts):
             arguments = capture_args(text=text, key=f"bulk.capture-{number:06d}")
-            captured = capture.capture(tx, engine.vault, engine.policy, who, arguments, NOW)
-            outcome = admission.request_admission(
-                tx,
-                engine.vault,
-                engine.admission_policy,
-                who,
-                {
-                    "candidate_id": captured["candidate_id"],
-                    "idempotency_key": f"bulk.admit-{number:06d}",
-                },
-                NOW,
-            )["outcome"]
+            captured = capture.capture(Write.of(engine, tx, "capture", who, arguments, NOW))
+            admit = {
+                "candidate_id": captured["candidate_id"],
+                "idempotency_key": f"bulk.admit-{number:06d}",
+            }
+            step = Write.of(engine, tx, "request_admission", who, admit, NOW)
+            outcome = admission.request_admission(step)["outcome"]
             records.append(str(outcome["record_id"]))
     return records
 

@@ -17,7 +17,7 @@ from engram.project.workspace import ProjectMemory
 from tests.project.conftest import write_memory_file
 from tests.safety.samples import aws_access_key_id, github_token, slack_bot_token
 
-FIELDS = "TYPE, TEXT, CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE, PARENT"
+FIELDS = "TYPE, TEXT, CONTEXT, ORIGIN, TRIGGERS, DEPENDS_ON, LEVEL, UPDATE, PARENT, SOURCE_FILES"
 
 
 def verdicts(memory: ProjectMemory, lines: str, query_level: int = 8) -> list[str]:

@@ -94,6 +94,7 @@ def test_status_counts_memories_notes_invalid_files_and_hash_problems(
         "hash_mismatches": 0,
         "roles": [],
         "rule_variant": "balanced",
+        "stale": 0,
         "healthy": True,
         "text": f"engram {__version__} in {layout.root}: 0 rules, 0 skills, 0 knowledge,"
         " 0 notes; 0 invalid files, 0 hash problems",
@@ -116,6 +117,7 @@ def test_status_counts_memories_notes_invalid_files_and_hash_problems(
         "hash_mismatches": 2,
         "roles": ["backend"],
         "rule_variant": "strict",
+        "stale": 0,
         "healthy": False,
         "text": f"engram {__version__} in {layout.root}: 2 rules, 1 skill, 1 knowledge,"
         " 1 note; 1 invalid file, 2 hash problems\n"

@@ -103,3 +103,55 @@ def ipfs_cid_v0(seed: int = 0) -> str:
         number, digit = divmod(number, 58)
         encoded = BASE58[digit] + encoded
     return encoded
+
+
+BECH32_UPPER = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+
+
+def age_secret_key(seed: int = 0) -> str:
+    """An age identity: ``AGE-SECRET-KEY-1`` and 58 upper-case bech32 characters."""
+    return "AGE-SECRET-KEY-1" + fake(BECH32_UPPER, 58, seed)
+
+
+def snowflake(seed: int = 0) -> str:
+    """A Discord id: 18 or 19 digits."""
+    return str(random.Random(f"snowflake|{seed}").randrange(10**17, 10**19))
+
+
+def discord_webhook(seed: int = 0) -> str:
+    return f"https://discord.com/api/webhooks/{snowflake(seed)}/{fake(BASE64URL, 68, seed)}"
+
+
+def discord_bot_token(seed: int = 0) -> str:
+    """The bot's id in base64, six characters of a timestamp, the HMAC: dot-separated."""
+    bot_id = base64.b64encode(snowflake(seed).encode()).decode().rstrip("=")
+    return f"{bot_id}.{fake(BASE64URL, 6, seed)}.{fake(BASE64URL, 38, seed)}"
+
+
+def telegram_bot_token(seed: int = 0) -> str:
+    """A bot's numeric id, a colon and 35 characters of base64url."""
+    bot_id = random.Random(f"telegram|{seed}").randrange(10**8, 10**10)
+    return f"{bot_id}:AA{fake(BASE64URL, 33, seed)}"
+
+
+def azure_connection_string(seed: int = 0) -> tuple[str, str]:
+    """An Azure storage connection string and its account key (64 random bytes in base64)."""
+    rng = random.Random(f"azure|{seed}")
+    key = base64.b64encode(bytes(rng.randrange(256) for _ in range(64))).decode()
+    return (
+        f"DefaultEndpointsProtocol=https;AccountName=acme{seed};AccountKey={key};"
+        "EndpointSuffix=core.windows.net",
+        key,
+    )
+
+
+def ksuid(seconds: int, seed: int = 0) -> str:
+    """A KSUID: 4 bytes of seconds since 2014-05-13 and 16 random bytes, in base62."""
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    rng = random.Random(f"ksuid|{seed}")
+    number = ((seconds - 1_400_000_000) << 128) | rng.getrandbits(128)
+    out = ""
+    while number:
+        number, digit = divmod(number, 62)
+        out = alphabet[digit] + out
+    return out.rjust(27, "0")

@@ -65,6 +65,7 @@ def _project_memory_checks(memory: ProjectMemory) -> Iterator[CheckResult]:
         subject=str(memory.layout.base),
     )
     yield from _index_checks(memory)
+    yield from _stale_checks(memory)
     try:
         verification = memory.verify("workspace")
     except HashesCorrupt as error:  # its detail names the file, the line and the remedy
@@ -102,6 +103,25 @@ def _project_memory_checks(memory: ProjectMemory) -> Iterator[CheckResult]:
                 " (or `git checkout -- PATH` restores it)",
                 subject=entry["path"],
             )
+
+
+def _stale_checks(memory: ProjectMemory) -> Iterator[CheckResult]:
+    """A warning per memory whose recorded files changed since (docs/project-memory.md
+    §6.2): loads still show it, marked."""
+    try:
+        report = memory.stale()
+    except EngramError:
+        return  # the index checks above say what is wrong
+    for stale in report.memories:
+        yield CheckResult(
+            "memory.stale",
+            "warn",
+            "warning",
+            stale.summary(),
+            f"check the memory against its files, then `engram reconfirm {stale.id}`"
+            " (or let an agent propose an UPDATE of it)",
+            subject=stale.file,
+        )
 
 
 def _index_checks(memory: ProjectMemory) -> Iterator[CheckResult]:

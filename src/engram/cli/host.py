@@ -7,6 +7,7 @@ operations is reachable through MCP.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -360,6 +361,49 @@ def revoke_token_command(token_or_id: str, profile: Path) -> None:
     from engram.host.tokens import revoke_token
 
     click.echo(f"revoked token {revoke_token(load_profile(profile), token_or_id)}")
+
+
+@host.command("stale")
+@PROFILE_OPTION
+@json_option("Print JSON.")
+def stale(profile: Path, as_json: bool) -> None:
+    """List current records whose file citations no longer match the cited file.
+
+    Checks every accepted_current record of the profile's scope: each citation of the
+    file scheme against the file under the profile's [admission] verifier_root, as
+    admission did (SHA-256 of the exact bytes). Reported here only, never to agents or
+    other scopes. Exit 1 when a citation is stale.
+    """
+    from engram.errors import UsageError
+    from engram.memory.citations import stale_citations
+
+    memory = _memory(profile)
+    root = memory.profile.verifier_root
+    if root is None:
+        raise UsageError(
+            f"{profile} sets no [admission] verifier_root, so no citation can be checked:"
+            ' add verifier_root = "PATH" (the host\'s checkout of the cited repository)'
+        )
+    found, checked = stale_citations(memory.engine, memory.binding.scope, root)
+    if as_json:
+        data = {"citations": [c.data() for c in found], "checked": checked, "root": str(root)}
+        click.echo(json.dumps(data, indent=2))
+    else:
+        for citation in found:
+            click.echo(
+                f"{citation.record_id}  citation {citation.citation_id}:"
+                f" {citation.path} {citation.state}"
+            )
+        records = len({citation.record_id for citation in found})
+        click.echo(
+            f"{records} of {checked} current records {'cites' if records == 1 else 'cite'}"
+            f" files that changed under {root}"
+            if found
+            else f"no stale citation: the files cited by {checked} current"
+            f" {'record' if checked == 1 else 'records'} under {root} are as cited"
+        )
+    if found:
+        sys.exit(1)
 
 
 @host.command("verify")

@@ -55,6 +55,15 @@ def _emit(result: _Result, as_json: bool) -> None:
         click.echo(shown(result.text().rstrip("\n")))
 
 
+def _name_stale(data: dict[str, Any]) -> None:
+    """Name on stderr each stale memory the answer shows (as ``diagnostics`` do)."""
+    from engram.project.staleness import stale_diagnostics
+    from engram.safety.display import shown
+
+    for diagnostic in stale_diagnostics(data):
+        click.echo(shown(f"engram: stale {diagnostic['message']}"), err=True)
+
+
 def _name_skipped(memory: ProjectMemory) -> None:
     """Name on stderr each memory file the command left out because it could not be
     read or parsed (stdout stays the answer)."""
@@ -105,6 +114,7 @@ def load(
         explain=explain,
     )
     _emit(result, as_json)
+    _name_stale(result.data())
     _name_skipped(memory)
 
 
@@ -115,7 +125,9 @@ def load(
 def search(query: str, limit: int, as_json: bool) -> None:
     """Search memory (BM25, fused with the semantic channel where it is installed)."""
     memory = _project()
-    _emit(memory.search(query, limit), as_json)
+    found = memory.search(query, limit)
+    _emit(found, as_json)
+    _name_stale(found.data())
     _name_skipped(memory)
 
 
@@ -125,7 +137,9 @@ def search(query: str, limit: int, as_json: bool) -> None:
 def route(query: str, as_json: bool) -> None:
     """List the memories QUERY routes to, in load order."""
     memory = _project()
-    _emit(memory.route_entries(query), as_json)
+    routed = memory.route_entries(query)
+    _emit(routed, as_json)
+    _name_stale(routed.data())
     _name_skipped(memory)
 
 
@@ -284,6 +298,36 @@ def adopt(paths: tuple[Path, ...], yes: bool, as_json: bool) -> None:
         sys.exit(1)
 
 
+@click.command("stale")
+@json_option()
+def stale(as_json: bool) -> None:
+    """List the memories whose recorded files changed, disappeared or were renamed.
+
+    Each memory records the repository files it names when engram writes it; a memory
+    is stale when one of them is no longer as recorded (changed, missing, or renamed
+    where Git can tell). Exit 1 when a memory is stale. After checking a memory,
+    `engram reconfirm ID` records its files as they are now.
+    """
+    report = _project().stale()
+    _emit(report, as_json)
+    if report.memories:
+        sys.exit(1)
+
+
+@click.command("reconfirm")
+@click.argument("memory_ids", nargs=-1, required=True, metavar="ID...")
+@json_option()
+def reconfirm(memory_ids: tuple[str, ...], as_json: bool) -> None:
+    """Record the files of memories ID... as they are now, after you checked them.
+
+    For each memory, the files it stands on (those it recorded that are still there,
+    renamed ones at their new path, and those its text names) are recorded with their
+    hashes now, and last_verified is set to today; a file that is gone is no longer
+    recorded. Nothing is written if one ID cannot be reconfirmed.
+    """
+    _emit(_project().reconfirm(list(memory_ids)), as_json)
+
+
 @click.command("set-role")
 @click.argument("roles", nargs=-1)
 @click.option("--clear", is_flag=True, help="Clear the roles.")
@@ -339,6 +383,8 @@ PROJECT_COMMANDS = (
     promote,
     note,
     adopt,
+    stale,
+    reconfirm,
     set_role,
     set_rule_variant,
     hook,

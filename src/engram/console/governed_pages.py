@@ -145,6 +145,27 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             request, "governed_audit.html", view=view, number=number, page=page, wanted=wanted
         )
 
+    def stale(request: Request, view: GovernedView, number: int) -> Response:
+        """The current records whose file citations no longer match the file under the
+        profile's verifier root (``engram host stale``)."""
+        from engram.memory.citations import stale_citations
+
+        root = view.memory.profile.verifier_root
+        found, checked = (
+            ([], 0)
+            if root is None
+            else stale_citations(view.memory.engine, view.memory.binding.scope, root)
+        )
+        return pages.render(
+            request,
+            "governed_stale.html",
+            view=view,
+            number=number,
+            root=root,
+            found=found,
+            checked=checked,
+        )
+
     return [
         ("/governed/{number:int}", governed_page(overview), "GET"),
         ("/governed/{number:int}/confirm/{request_id}", governed_page(confirm), "POST"),
@@ -153,6 +174,7 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         ("/governed/{number:int}/records/{record_id}", governed_page(record), "GET"),
         ("/governed/{number:int}/journal", governed_page(journal), "GET"),
         ("/governed/{number:int}/audit", governed_page(audit), "GET"),
+        ("/governed/{number:int}/stale", governed_page(stale), "GET"),
     ]
 
 

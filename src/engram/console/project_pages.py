@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from engram.console import charts, scores
 from engram.console.markdown import render_markdown
-from engram.console.review import review
+from engram.console.review import diff_class, review
 from engram.project.memory_file import TYPES
 from engram.project.routing import SESSION_QUERY
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from engram.console.app import Pages
     from engram.project.memory_file import Memory
     from engram.project.results import LoadResult, Outcome
+    from engram.project.staleness import FileDiff, StaleMemory
     from engram.project.workspace import ProjectMemory
 
 __all__ = ["routes"]
@@ -83,9 +84,11 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             return pages.render(request, "refused.html", 404, reason=f"no memory {memory_id!r}")
         located = project.file_of(memory_id)
         problems = project.health().get(located[0], []) if located else ["no file"]
+        stale = project.stale_diffs(memory_id)
         return pages.render(
             request,
             "project_memory.html",
+            stale=None if stale is None else _stale_shown(*stale),
             memory=found,
             html=render_markdown(found.body),
             file=located[1] if located else None,
@@ -152,6 +155,18 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
             done=request.query_params.get("done", ""),
         )
 
+    def stale(request: Request, project: ProjectMemory) -> Response:
+        """Needs review: the memories whose recorded files moved, each file's diff from
+        the version recorded (where Git still holds it)."""
+        report = project.stale()
+        found = [project.stale_diffs(item.id) for item in report.memories]
+        return pages.render(
+            request,
+            "project_stale.html",
+            checked=report.checked,
+            stale=[_stale_shown(*entry) for entry in found if entry is not None],
+        )
+
     def decide(request: Request, project: ProjectMemory) -> Response:
         form: dict[str, str] = request.state.form
         approve = _approved(form)
@@ -174,8 +189,16 @@ def routes(pages: Pages) -> list[tuple[str, Handler, str]]:
         ("/project/search", project_page(search), "GET"),
         ("/project/load", project_page(load), "GET"),
         ("/project/proposals", project_page(proposals), "GET"),
+        ("/project/stale", project_page(stale), "GET"),
         ("/project/proposals/{proposal_id}", project_page(decide), "POST"),
     ]
+
+
+def _stale_shown(
+    stale: StaleMemory, diffs: list[FileDiff]
+) -> tuple[StaleMemory, list[tuple[str, list[tuple[str, str]]]]]:
+    """A stale memory and, per file, its note and diff lines with their css class."""
+    return stale, [(diff.note, [(diff_class(line), line) for line in diff.lines]) for diff in diffs]
 
 
 def _query(**values: str) -> str:

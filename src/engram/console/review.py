@@ -17,7 +17,7 @@ agent id) goes through :func:`engram.safety.display.one_line` first. Not here: d
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
 from engram.console.markdown import render_markdown
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from engram.project.commit import Planned
     from engram.project.workspace import ProjectMemory
 
-__all__ = ["Review", "ReviewedCandidate", "review", "who_proposed"]
+__all__ = ["Review", "ReviewedCandidate", "diff_class", "review", "who_proposed"]
 
 #: Columns a client's name, version or an agent id takes at most on the page.
 NAME_COLUMNS: Final = 80
@@ -68,6 +68,10 @@ class ReviewedCandidate:
     compared: str = ""
     #: The diff, ``(css class, line)``: names both sides, then the hunks.
     diff: list[tuple[str, str]] = field(default_factory=list)
+    #: An UPDATE of a memory whose recorded files moved: which, in words ("" otherwise).
+    stale: str = ""
+    #: And what became of each: ``(note, diff lines with their css class)``.
+    stale_diffs: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ def review(project: ProjectMemory, waiting: Waiting, now_ms: int) -> Review:
     plans = project.planned(pending)
     verdicts = [verdict["kind"] for verdict in pending.verdicts]
     candidates = [
-        _candidate(number, kind, plan)
+        _with_stale(project, _candidate(number, kind, plan), plan)
         for number, (kind, plan) in enumerate(zip(verdicts, plans, strict=True), 1)
     ]
     heading = (
@@ -158,6 +162,23 @@ def _candidate(number: int, kind: str, plan: Planned) -> ReviewedCandidate:
     )
 
 
+def _with_stale(
+    project: ProjectMemory, candidate: ReviewedCandidate, plan: Planned
+) -> ReviewedCandidate:
+    """An UPDATE of a stale memory with what became of its files beside it."""
+    found = project.stale_diffs(plan.memory_id) if candidate.kind == "UPDATE" else None
+    if found is None:
+        return candidate
+    stale, diffs = found
+    return replace(
+        candidate,
+        stale=stale.summary(),
+        stale_diffs=[
+            (diff.note, [(diff_class(line), line) for line in diff.lines]) for diff in diffs
+        ],
+    )
+
+
 def _headline(kind: str, plan: Planned) -> str:
     memory = plan.memory
     return {
@@ -212,14 +233,15 @@ def _diff(kind: str, plan: Planned) -> tuple[str, list[tuple[str, str]]]:
         new = f"new: {plan.file} ({memory.id}, revision {memory.revision}, after approval)"
         compared = f"What changes in {plan.file}:"
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), old, new, lineterm="")
-    return compared, [(_css(line), line) for line in lines]
+    return compared, [(diff_class(line), line) for line in lines]
 
 
 def _without_frontmatter(text: str) -> str:
     return text[len(_frontmatter(text)) :].lstrip("\n")
 
 
-def _css(line: str) -> str:
+def diff_class(line: str) -> str:
+    """The css class of a unified diff's line."""
     if line.startswith(("---", "+++")):
         return "side"
     if line.startswith("@@"):

@@ -1,12 +1,15 @@
 """Demo, part 2: project memory through the real server, as an agent and a human use it.
 
 ``engram init``, a session proposal with verdicts and an approval token, the human's
-approval of two candidates, a budgeted load, a search, a working note.
+approval of two candidates, a budgeted load, a search, a working note; then the file a
+memory stands on changes: the load marks it stale, ``engram stale`` lists it and
+``engram reconfirm`` records the file as it is once the human has checked it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +17,7 @@ from typing import Any
 
 from engram.demo import transcript
 from engram.testing.clients import StdioClient, Trace
+from engram.testing.projects import edit_file
 
 __all__ = ["run"]
 
@@ -41,10 +45,26 @@ def _show(text: str) -> None:
         transcript.note(f"| {line}")
 
 
+def _engram(repo: Path, env: dict[str, str], *args: str) -> str:
+    """``engram ARGS`` run by the human in ``repo``: what it prints."""
+    done = subprocess.run(
+        [sys.executable, "-m", "engram", *args],
+        cwd=repo,
+        env={**os.environ, **env},
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout
+
+
 def run(workdir: Path, trace: Trace) -> None:
     """Play the project-memory story in a fresh repository under ``workdir``."""
     repo = workdir / "repo"
     repo.mkdir()
+    deploy = repo / "scripts" / "deploy"
+    edit_file(deploy, '#!/bin/sh\nexec ./release.sh --tag "$1"\n')
     transcript.heading("Project memory: the repository remembers, the human approves")
     done = subprocess.run(
         [sys.executable, "-m", "engram", "init"],
@@ -91,3 +111,27 @@ def run(workdir: Path, trace: Trace) -> None:
         transcript.note(
             f"engram_note -> {note['id']} (working tier, expires {note['valid_until']})"
         )
+        _stale_story(agent, repo, env, deploy)
+
+
+def _stale_story(agent: StdioClient, repo: Path, env: dict[str, str], deploy: Path) -> None:
+    """The skill named scripts/deploy, which was recorded with its hash: someone changes
+    the script; the agent is told, and the human closes the loop."""
+    transcript.heading("Memories that know when their code changed")
+    edit_file(deploy, '#!/bin/sh\nexec ./release.sh --rollback "$1"\n')
+    transcript.note("someone edits scripts/deploy, which the roll-back skill names")
+    question = {"query": "how do I roll back a release", "budget_tokens": 300}
+    loaded = _tool(agent, "engram_load", question)
+    transcript.note("engram_load marks the memory beside it (and in its diagnostics):")
+    _show(loaded["text"])
+    transcript.note("$ engram stale")
+    _show(_engram(repo, env, "stale"))
+    stale = json.loads(_engram(repo, env, "stale", "--json"))["memories"]
+    ids = [memory["id"] for memory in stale]
+    transcript.note(
+        f"the human checks the skill against the script, then: $ engram reconfirm {' '.join(ids)}"
+    )
+    _show(_engram(repo, env, "reconfirm", *ids))
+    after = _tool(agent, "engram_load", question)
+    marked = "Stale:" in after["text"]
+    transcript.note(f"engram_load again: {'still marked?!' if marked else 'no longer marked'}")

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from engram.errors import TrustedContextUnavailable
-from engram.memory.binding import MEMORY_TOOLS
 from engram.memory.settings import (
     CONFIRM_VIA,
     DEFAULT_MAX_OPEN_REQUESTS,
@@ -29,6 +28,7 @@ from engram.memory.settings import (
     ConfirmVia,
     HostPolicy,
 )
+from engram.memory.tools import MEMORY_TOOLS
 from engram.store.location import DatabaseUrl, StoreLocation, is_database_url
 
 __all__ = ["PROFILE_NAME", "HostProfile", "load_profile", "render_profile"]

@@ -10,8 +10,8 @@ from engram.crypto.keyfiles import create_keyring
 from engram.durable import write_atomic
 from engram.errors import UsageError
 from engram.host.profile import PROFILE_NAME, load_profile, render_profile
-from engram.memory.binding import MEMORY_TOOLS
 from engram.memory.settings import DEFAULT_RETENTION_MAX_DAYS, ConfirmVia
+from engram.memory.tools import MEMORY_TOOLS
 from engram.store.location import DatabaseUrl, StoreLocation, is_database_url
 
 __all__ = ["DEFAULT_GRANTS", "init_host", "keys_for_store"]

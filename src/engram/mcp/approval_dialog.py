@@ -78,6 +78,7 @@ def save(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext)
         type="skill" if kind == "workflow" else kind,
         text=arguments["text"],
         roles=_roles(arguments),
+        source_files=tuple(arguments.get("source_files", ())),
     )
     return _propose(memory, [candidate], arguments.get("scope", "workspace"), context)
 
@@ -106,7 +107,7 @@ def _propose(
     forms = context.elicitation.forms
     form = _approval_form(labels, scopes, forms)
     count = plural(len(labels), "proposed project memory", "proposed project memories")
-    message = f"Save {count}? Choose which to write."
+    message = f"Save {count}? Choose which to write." + _stale_targets(memory, proposal)
     shown = digest("proposal-shown", {"pending": proposal.pending().__dict__})
     try:
         answer = context.elicitation.ask("approve", message, form, shown=shown)
@@ -195,11 +196,33 @@ def _chosen(
     return numbers or None  # a narrowing that leaves nothing to write is no answer
 
 
+def _stale_targets(memory: ProjectMemory, proposal: Proposal) -> str:
+    """For each UPDATE of a memory whose recorded files moved, what became of them (the
+    diff from the version recorded), for the person to read beside it; ``""`` when none.
+    Repository text: control characters are shown escaped."""
+    blocks = []
+    for number, verdict in enumerate(proposal.verdicts, 1):
+        found = memory.stale_diffs(verdict.target) if verdict.kind == "UPDATE" else None
+        if found is None:
+            continue
+        stale, diffs = found
+        lines = [
+            f"{number}. UPDATE {verdict.target} changes a memory whose files moved:"
+            f" {stale.summary()}"
+        ]
+        for diff in diffs:
+            lines += [diff.note, *diff.lines]
+        blocks.append("\n".join(escaped(line) for line in lines))
+    return "".join(f"\n\n{block}" for block in blocks)
+
+
 def _token_flow(memory: ProjectMemory, proposal: Proposal, prefix: str, by: Proposer) -> ToolResult:
     token = memory.proposals().create(proposal.pending(), by=by)
     text = (
         (f"{prefix}. " if prefix else "")
-        + f"Proposal ({plural(len(proposal.candidates), 'candidate')}):\n{proposal.preview}\n\n"
+        + f"Proposal ({plural(len(proposal.candidates), 'candidate')}):\n{proposal.preview}"
+        + _stale_targets(memory, proposal)
+        + "\n\n"
         "Show these candidates to the human. Only after they approve, call engram_commit "
         f'with approval_token and approve: "all" or the numbers they chose.\n'
         f"approval_token: {token} (single use, expires in 30 minutes)"

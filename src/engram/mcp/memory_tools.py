@@ -23,11 +23,11 @@ from engram.errors import ContractError, EngramError, InternalError, TrustedCont
 from engram.extras import require
 from engram.host.profile import HostProfile, load_profile
 from engram.mcp.tools import CallContext, ElicitationAnswer, Tool, ToolResult
-from engram.memory.binding import MEMORY_TOOLS, tool_name
+from engram.memory.binding import tool_name
 from engram.memory.envelope import failure, new_audit_id
 from engram.memory.gate import Confirmer, Operation
 from engram.memory.schemas import OUTPUT_SCHEMAS, input_schema
-from engram.memory.tools import TOOLS
+from engram.memory.tools import MEMORY_TOOLS, TOOLS
 
 if TYPE_CHECKING:  # the engine is imported by the first call, off the start-up path
     from engram.host.runtime import HostMemory

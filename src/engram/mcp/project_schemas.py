@@ -90,6 +90,13 @@ INPUT: Final[dict[str, dict[str, Any]]] = {
             "type": _TYPE,
             "scope": {"type": "string", "enum": ["workspace", "global", "both"]},
             "role": _ROLE,
+            "source_files": {
+                "type": "array",
+                "maxItems": 32,
+                "items": {"type": "string", "minLength": 1, "maxLength": 1024},
+                "description": "Repository files the memory stands on, relative to its root"
+                " (files named in the text are found without it)",
+            },
         },
         ("text",),
     ),

@@ -103,8 +103,10 @@ class ProjectTools:
                     problems = _diagnostics(memory)
             except ProjectError as error:
                 return envelope(error=error, diagnostics=self._problems())
-            # Every answer reports invalid memory files, whatever the tool.
-            structured = {**result.structured, "diagnostics": problems}
+            # Every answer reports invalid memory files, whatever the tool (and a read
+            # the stale memories it shows).
+            shown_stale = list(result.structured.get("diagnostics", []))
+            structured = {**result.structured, "diagnostics": problems + shown_stale}
             return ToolResult(
                 structured,
                 is_error=result.is_error,
@@ -138,6 +140,12 @@ def _diagnostics(memory: ProjectMemory) -> list[dict[str, str]]:
     ]
 
 
+def stale_diagnostics(data: Mapping[str, Any]) -> list[dict[str, str]]:
+    from engram.project.staleness import stale_diagnostics as diagnostics
+
+    return diagnostics(data)
+
+
 def _validate(name: str, arguments: Mapping[str, Any]) -> None:
     from engram.mcp.arguments import check_arguments
 
@@ -156,17 +164,18 @@ def _load(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext
         full=arguments.get("full", False),
         explain=arguments.get("explain", False),
     )
-    return envelope(result.data())
+    data = result.data()
+    return envelope(data, diagnostics=stale_diagnostics(data))
 
 
 def _route(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
-    routed = memory.route_entries(arguments.get("query") or arguments["task"])
-    return envelope(routed.data())
+    routed = memory.route_entries(arguments.get("query") or arguments["task"]).data()
+    return envelope(routed, diagnostics=stale_diagnostics(routed))
 
 
 def _search(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
-    found = memory.search(arguments["query"], arguments.get("limit", 10))
-    return envelope(found.data())
+    found = memory.search(arguments["query"], arguments.get("limit", 10)).data()
+    return envelope(found, diagnostics=stale_diagnostics(found))
 
 
 def _verify(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:

@@ -11,7 +11,6 @@ record it is held as ``pending_adjudication`` for the host; a decision older tha
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,14 +19,12 @@ from typing import Any, Final, Protocol
 
 from engram.canonical import canonical_bytes, digest, digest_bytes, record_id_from_digest
 from engram.errors import NotFound, PolicyStale
-from engram.memory.binding import Binding
-from engram.memory.gate import Gate, Operation
-from engram.memory.idempotency import intent_digest
+from engram.memory.call import Write
+from engram.memory.gate import Operation
 from engram.memory.journal import transaction_receipt_digest
 from engram.memory.lifecycle import check_candidate
 from engram.memory.ports import MemoryTransaction, RecordRow
 from engram.memory.records import index_text
-from engram.memory.settings import MAX_RECORD_BYTES
 from engram.memory.validation import format_instant, parse_instant
 from engram.memory.vault import Vault
 
@@ -119,47 +116,35 @@ class DefaultAdmissionPolicy:
         return Decision(not reasons, self.policy_id, now_ms, tuple(reasons))
 
     def _verified(self, citation: dict[str, Any]) -> bool:
-        if citation["locator"]["scheme"] != "file" or self.verifier_root is None:
+        from engram.memory.citations import citation_state
+
+        if self.verifier_root is None:
             return True
-        root = self.verifier_root.resolve()
-        target = (root / citation["locator"]["value"]).resolve()
-        if not target.is_relative_to(root) or not target.is_file():
-            return False
-        actual = "sha256:" + hashlib.sha256(target.read_bytes()).hexdigest()
-        return actual == str(citation["content_digest"])
+        return citation_state(citation, self.verifier_root) in ("ok", "unchecked")
 
 
-def request_admission(
-    tx: MemoryTransaction,
-    vault: Vault,
-    policy: AdmissionPolicy,
-    binding: Binding,
-    arguments: dict[str, Any],
-    now_ms: int,
-    gate: Gate | None = None,
-    intent: str | None = None,
-    max_record_bytes: int = MAX_RECORD_BYTES,
-) -> dict[str, Any]:
-    """Decide inside ``tx``; returns the output value. ``gate`` when the host gates it.
+def request_admission(step: Write, policy: AdmissionPolicy | None = None) -> dict[str, Any]:
+    """Decide inside the step's transaction; returns the output value. ``policy`` is the
+    engine's admission policy unless given (benchmarks that script a refusal).
 
-    Whatever the policy decides, a record whose body is larger than ``max_record_bytes``
-    (the host's ceiling) is rejected with the reason ``record_too_large``.
+    Whatever the admission policy decides, a record whose body is larger than the host's
+    ``max_record_bytes`` is rejected with the reason ``record_too_large``.
     """
+    tx, vault, binding, now_ms = step.tx, step.services.vault, step.binding, step.now
     scope_id = binding.scope.scope_id
-    intent = intent or intent_digest("request_admission", arguments)
-    candidate = tx.candidate(scope_id, arguments["candidate_id"])
+    candidate = tx.candidate(scope_id, step.arguments["candidate_id"])
     if candidate is None or candidate.principal != binding.principal:
         raise NotFound()
     check_candidate(candidate.state, {"pending"})
-    if gate is not None:
-        gate(Operation("request_admission", candidate.candidate_id, None, intent))
+    if step.gate is not None:
+        step.gate(Operation("request_admission", candidate.candidate_id, None, step.intent))
     # The sealed plaintext is the record body's canonical bytes (sealed at capture).
     plaintext = vault.open(tx, candidate.candidate_id, scope_id, candidate.sealed)
     body = json.loads(plaintext)
-    decision = policy.decide(body, now_ms)
+    decision = (policy or step.services.admission_policy).decide(body, now_ms)
     if not 0 <= now_ms - decision.decided_ms <= DECISION_MAX_AGE_MS:
         raise PolicyStale()
-    if len(plaintext) > max_record_bytes:
+    if len(plaintext) > step.services.policy.max_record_bytes:
         reasons = (*decision.reasons, "record_too_large")
         decision = Decision(False, decision.policy_id, decision.decided_ms, reasons)
     status, record_id = _status(tx, scope_id, candidate.payload_digest, decision, now_ms)

@@ -6,15 +6,10 @@ An agent never supplies any of this; the host binds it per call (memory-contract
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
 
 from engram.canonical import digest
-from engram.memory.tools import TOOLS
 
-__all__ = ["MEMORY_TOOLS", "Binding", "Scope", "tool_name"]
-
-#: The six tools, by their short names, in the order ``tools/list`` shows them.
-MEMORY_TOOLS: Final = tuple(TOOLS)
+__all__ = ["Binding", "Scope", "tool_name"]
 
 
 def tool_name(short: str) -> str:
@@ -49,9 +44,13 @@ class Binding:
     purpose_ref: str
     grants: frozenset[str] = field(default_factory=frozenset)
     scope: Scope = field(init=False, repr=False, compare=False)
+    #: The digest of :meth:`identity` that journals and receipts name the actor by,
+    #: computed once per binding.
+    actor: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scope", Scope(self.tenant, self.workspace))
+        object.__setattr__(self, "actor", digest("actor", self.identity()))
 
     def identity(self) -> dict[str, str]:
         """The actor identity recorded in journals and audit entries."""

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram.canonical import canonical_bytes, digest, digest_bytes
+from engram.canonical import canonical_bytes, digest_bytes
 from engram.crypto.ids import random_id
 from engram.errors import InvalidSchema, Unauthorized
-from engram.memory.binding import Binding
-from engram.memory.gate import Gate, Operation
-from engram.memory.idempotency import intent_digest, stored_key
+from engram.memory.call import Write
+from engram.memory.gate import Operation
 from engram.memory.journal import transaction_receipt_digest
-from engram.memory.ports import CandidateRow, MemoryTransaction
+from engram.memory.ports import CandidateRow
 from engram.memory.records import record_body
 from engram.memory.settings import HostPolicy
 from engram.memory.validation import format_instant, parse_instant
-from engram.memory.vault import Vault
 
 __all__ = ["capture", "new_candidate_id", "resolve_retention"]
 
@@ -55,26 +53,17 @@ def _check_families(payload: dict[str, Any], policy: HostPolicy) -> None:
         raise Unauthorized("reconciliation family without host consent")
 
 
-def capture(
-    tx: MemoryTransaction,
-    vault: Vault,
-    policy: HostPolicy,
-    binding: Binding,
-    arguments: dict[str, Any],
-    now_ms: int,
-    gate: Gate | None = None,
-    intent: str | None = None,
-) -> dict[str, Any]:
-    """Capture inside ``tx``; returns the output value. ``gate`` when the host gates it."""
-    scope_id = binding.scope.scope_id
-    intent = intent or intent_digest("capture", arguments)
-    key = arguments["idempotency_key"]
+def capture(step: Write) -> dict[str, Any]:
+    """Capture inside the step's transaction; returns the output value."""
+    binding, arguments, now_ms, vault = step.binding, step.arguments, step.now, step.services.vault
+    tx, scope_id = step.tx, step.binding.scope.scope_id
     payload = arguments["payload"]
-    retention = resolve_retention(payload, policy, now_ms)
-    _check_families(payload, policy)
-    if gate is not None:
+    retention = resolve_retention(payload, step.services.policy, now_ms)
+    _check_families(payload, step.services.policy)
+    if step.gate is not None:
         # The target a person sees: the key's digest, never the agent-written key.
-        gate(Operation("capture", "key:" + stored_key(vault, key)[:24], None, intent))
+        key = "key:" + step.idempotency.stored[:24]
+        step.gate(Operation("capture", key, None, step.intent))
     candidate_id = new_candidate_id()
     body = record_body(candidate_id, binding, now_ms, arguments, retention)
     body_bytes = canonical_bytes(body)
@@ -88,7 +77,7 @@ def capture(
             "from_state": None,
             "to_state": "pending",
             "at": now_ms,
-            "actor": digest("actor", binding.identity()),
+            "actor": binding.actor,
             "record_digest": record_digest,
         },
         touches_records=False,

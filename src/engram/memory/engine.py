@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from engram.canonical import canonical_bytes, digest, digest_bytes
 from engram.crypto.escrow import EscrowKeys
@@ -34,8 +34,9 @@ from engram.errors import (
     TrustedContextUnavailable,
     UnknownTool,
 )
-from engram.memory import admission, capture, recall, withdrawal
-from engram.memory.binding import MEMORY_TOOLS, Binding, Scope
+from engram.memory import admission, recall
+from engram.memory.binding import Binding, Scope
+from engram.memory.call import Read, Write
 from engram.memory.envelope import failure, new_audit_id, success
 from engram.memory.gate import (
     EXECUTION_WINDOW_MS,
@@ -50,14 +51,14 @@ from engram.memory.gate import (
     host_approval,
     leave_request,
 )
-from engram.memory.idempotency import intent_digest, remember, replay, stored_key
+from engram.memory.idempotency import Idempotency, remember, replay, stored_key
 from engram.memory.ports import AgentReads, AuditEntry, MemoryStore, MemoryTransaction
 from engram.memory.purge import coverage_receipt
 from engram.memory.records import index_text
 from engram.memory.semantic import SemanticProjection
 from engram.memory.settings import HostPolicy
-from engram.memory.tools import TOOLS
-from engram.memory.validation import format_instant, validate_arguments
+from engram.memory.tools import TOOLS, ToolSpec
+from engram.memory.validation import validate_arguments
 from engram.memory.vault import Vault
 
 if TYPE_CHECKING:
@@ -74,10 +75,10 @@ def system_clock() -> int:
     return int(time.time() * 1000)
 
 
-def _purpose_of(tool: str, arguments: Mapping[str, Any]) -> object:
+def _purpose_of(spec: ToolSpec, arguments: Mapping[str, Any]) -> object:
     if not isinstance(arguments, Mapping):
         return None
-    holder = arguments.get("payload") if TOOLS[tool].purpose == "payload" else arguments
+    holder = arguments.get("payload") if spec.purpose == "payload" else arguments
     return holder.get("purpose_ref") if isinstance(holder, dict) else None
 
 
@@ -120,16 +121,17 @@ class MemoryEngine:
         ``confirm`` asks the human in a dialog for gated operations; without it the
         gate uses host confirmations (``engram host confirm``).
         """
-        if tool not in MEMORY_TOOLS or tool not in binding.grants:
+        spec = TOOLS.get(tool)
+        if spec is None or tool not in binding.grants:
             raise UnknownTool()
-        purpose = _purpose_of(tool, arguments)
-        if TOOLS[tool].purpose and isinstance(purpose, str) and purpose != binding.purpose_ref:
+        purpose = _purpose_of(spec, arguments)
+        if spec.purpose and isinstance(purpose, str) and purpose != binding.purpose_ref:
             self._audit(tool, binding, arguments, "PURPOSE_MISMATCH", new_audit_id(), None)
             raise TrustedContextUnavailable("purpose_ref does not match the bound purpose")
         audit_id = new_audit_id()
         try:
             validate_arguments(tool, arguments)
-            value = self._run(tool, dict(arguments), binding, audit_id, confirm)
+            value = self._run(spec, dict(arguments), binding, audit_id, confirm)
         except PendingConfirmation as pending:
             return failure(
                 self._leave_request(tool, binding, arguments, audit_id, pending), audit_id
@@ -200,38 +202,39 @@ class MemoryEngine:
 
     def _run(
         self,
-        tool: str,
+        spec: ToolSpec,
         arguments: dict[str, Any],
         binding: Binding,
         audit_id: str,
         confirm: Confirmer | None,
     ) -> dict[str, Any]:
         self.refresh_lexical(binding.scope)
-        spec = TOOLS[tool]
-        if spec.reads:
+        tool = spec.name
+        if spec.read is not None:
             # The question is embedded before the snapshot opens: it takes milliseconds,
             # and the snapshot holds the process's store lock.
             question = (
-                self.semantic.embed_query(arguments["query"])
-                if tool == "search" and self.semantic is not None
+                self.semantic.embed_query(arguments[spec.question])
+                if spec.question is not None and self.semantic is not None
                 else None
             )
             with self.store.read() as reader:
                 self._check_revoked(reader, binding)
-                value = self._read(tool, reader, binding, arguments, self.clock(), question)
+                step = Read(self, reader, binding, arguments, self.clock(), question)
+                value = spec.read(step)
             self._audit(tool, binding, arguments, "ok", audit_id, value)
             return value
         gated = spec.gated == "always" or (
             spec.gated == "policy" and tool in self.policy.confirm_tools
         )
         canonical = canonical_bytes(arguments)  # valid arguments are always encodable
-        intent = intent_digest(tool, arguments, canonical)
-        approval = self._ask(tool, arguments, binding, confirm, intent) if gated else None
+        idempotency = Idempotency.of(self.vault, tool, arguments, canonical)
+        approval = self._ask(spec, arguments, binding, confirm, idempotency) if gated else None
         with self.store.write() as tx:
             # Checked inside the mutation's own transaction: a revocation that commits
             # first is always seen.
             self._check_revoked(tx, binding)
-            stored = replay(tx, self.vault, tool, binding, arguments, intent)
+            stored = replay(tx, binding, idempotency)
             if stored is not None:
                 value = spec.replayed(stored)
             else:
@@ -240,25 +243,25 @@ class MemoryEngine:
                     if gated
                     else None
                 )
-                value = self._mutate(tool, tx, binding, arguments, gate, intent)
-                remember(tx, self.vault, tool, binding, arguments, intent, spec.remembered(value))
+                value = self._mutate(spec, tx, binding, arguments, idempotency, gate)
+                remember(tx, binding, idempotency, spec.remembered(value))
                 # The operator's approval when one was consumed (``both``: it, not the
                 # dialog's, is what a closed window must spend).
                 self._check_window(gate.consumed if gate and gate.consumed else approval)
             tx.audit(self._entry(tool, binding, arguments, "ok", audit_id, value, canonical))
         if spec.shreds is not None:
             target = arguments[spec.shreds]
-            self._record_shredding(tool, binding.scope.scope_id, target, stored is not None)
-        return self._with_purge_status(tool, binding, arguments, value)
+            self._record_shredding(spec, binding.scope.scope_id, target, stored is not None)
+        return self._with_purge_status(spec, binding, arguments, value)
 
-    def _record_shredding(self, tool: str, scope_id: str, target: str, replayed: bool) -> None:
+    def _record_shredding(self, spec: ToolSpec, scope_id: str, target: str, replayed: bool) -> None:
         """The shred ledger's line of a committed forget or withdraw. A replay writes it
         when it is missing (a commit whose line failed, or whose outcome was unknown); a
         failed append is logged, and the agent's retry writes it."""
         try:
-            if not replayed or not self.ledger.holds(scope_id, tool, target):
-                self.ledger.append(Shredding(scope_id, tool, target, self.clock()))
-            if tool == "forget":  # every backup's copy of the record becomes unreadable
+            if not replayed or not self.ledger.holds(scope_id, spec.name, target):
+                self.ledger.append(Shredding(scope_id, spec.name, target, self.clock()))
+            if spec.forgets_record:  # every backup's copy of the record becomes unreadable
                 self.escrow.destroy(target)
         except OSError as error:
             log.warning(
@@ -270,48 +273,18 @@ class MemoryEngine:
         if reader.is_revoked(binding.scope.scope_id, binding.principal):
             raise AuthorizationRevoked()
 
-    def _read(
-        self,
-        tool: str,
-        reader: Any,
-        binding: Binding,
-        arguments: dict[str, Any],
-        now: int,
-        question: Any = None,
-    ) -> dict[str, Any]:
-        """A read's body (:data:`_READS`)."""
-        return _READS[tool](self, reader, binding, arguments, now, question)
-
     def _mutate(
         self,
-        tool: str,
+        spec: ToolSpec,
         tx: MemoryTransaction,
         binding: Binding,
         arguments: dict[str, Any],
+        idempotency: Idempotency,
         gate: Gate | None,
-        intent: str,
     ) -> dict[str, Any]:
-        """A mutation's body (:data:`_MUTATIONS`), inside ``tx``."""
-        return _MUTATIONS[tool](self, tx, binding, arguments, self.clock(), gate, intent)
-
-    def _search(
-        self, reader: Any, binding: Binding, arguments: dict[str, Any], now: int, question: Any
-    ) -> dict[str, Any]:
-        ranking = (
-            self.semantic.ranking(reader, binding.scope, question)
-            if self.semantic is not None
-            else None
-        )
-        return recall.search(
-            reader,
-            self.vault,
-            self.cursors,
-            binding,
-            arguments,
-            now,
-            ranking,
-            self.policy.max_record_bytes,
-        )
+        """A mutation's body, inside ``tx``."""
+        assert spec.mutate is not None  # a spec has a read or a mutation body
+        return spec.mutate(Write(self, tx, binding, arguments, self.clock(), idempotency, gate))
 
     # --- the confirmation gate -----------------------------------------------------
 
@@ -336,11 +309,11 @@ class MemoryEngine:
 
     def _ask(
         self,
-        tool: str,
+        spec: ToolSpec,
         arguments: dict[str, Any],
         binding: Binding,
         confirm: Confirmer | None,
-        intent: str,
+        idempotency: Idempotency,
     ) -> Approval | None:
         """Ask the dialog when there is one and the call reaches the gate.
 
@@ -356,10 +329,10 @@ class MemoryEngine:
         # dry run: the answer is bound to this exact operation's digest, and the run
         # itself still checks replay and target.
         prior = getattr(confirm, "answer_for", None)
-        answer = prior(intent) if via == "dialog" and prior is not None else None
+        answer = prior(idempotency.intent) if via == "dialog" and prior is not None else None
         if answer is not None:
             return self._answered(answer)
-        operation = self._probe(tool, arguments, binding, intent)
+        operation = self._probe(spec, arguments, binding, idempotency)
         if operation is None:
             return None  # a replay, or a call that never reaches the gate
         if via == "both" and not self._host_approved(binding, operation):
@@ -371,7 +344,11 @@ class MemoryEngine:
         return self._answered(approved)
 
     def _probe(
-        self, tool: str, arguments: dict[str, Any], binding: Binding, intent: str
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        binding: Binding,
+        idempotency: Idempotency,
     ) -> Operation | None:
         """The operation a person would be asked about: a dry run of the call up to its
         gate, rolled back; ``None`` for a replay or a call refused before the gate. When
@@ -383,12 +360,12 @@ class MemoryEngine:
         try:
             with self.store.write() as tx:
                 self._check_revoked(tx, binding)  # a revoked principal never reaches a human
-                if replay(tx, self.vault, tool, binding, arguments, intent) is not None:
+                if replay(tx, binding, idempotency) is not None:
                     return None
-                self._mutate(tool, tx, binding, arguments, probe, intent)
+                self._mutate(spec, tx, binding, arguments, idempotency, probe)
             return None
         except NeedsApproval as needed:
-            self._audit(tool, binding, arguments, "gate_probed", new_audit_id(), None)
+            self._audit(spec.name, binding, arguments, "gate_probed", new_audit_id(), None)
             return needed.operation
 
     def _answered(self, approved: bool) -> Approval:
@@ -426,35 +403,21 @@ class MemoryEngine:
     # --- after the commit ----------------------------------------------------------
 
     def _with_purge_status(
-        self, tool: str, binding: Binding, arguments: dict[str, Any], value: dict[str, Any]
+        self, spec: ToolSpec, binding: Binding, arguments: dict[str, Any], value: dict[str, Any]
     ) -> dict[str, Any]:
-        if TOOLS[tool].shreds is None:
+        if spec.shreds is None or spec.purge_status is None:
             return value
         if self.semantic is not None:  # this process holds none of the scope's vectors
             self.semantic.forget_scope(binding.scope)
-        owner = arguments[str(TOOLS[tool].shreds)]
+        owner = arguments[spec.shreds]
         row = self.store.finish_purge(owner, self.clock())
         done = row is not None and row["done_ms"] is not None
-        if tool == "withdraw":
-            return {**value, "key_destruction": "complete" if done else "pending"}
-        result = {**value, "projection_invalidation": "complete" if done else "pending"}
-        if done and row is not None:
+        result = {**value, spec.purge_status: "complete" if done else "pending"}
+        if spec.forgets_record and done and row is not None:
             result["coverage_receipt_digest"] = coverage_receipt(
                 binding.scope.scope_id, owner, int(row["done_ms"])
             )
         return result
-
-    def _authorization(self, tool: str, binding: Binding, now: int) -> str:
-        return digest(
-            "receipt/authorization",
-            {
-                "tool": tool,
-                "scope": binding.scope.scope_id,
-                "actor": digest("actor", binding.identity()),
-                "purpose_ref": binding.purpose_ref,
-                "at": format_instant(now),
-            },
-        )
 
     # --- audit -------------------------------------------------------------------
 
@@ -505,48 +468,6 @@ class MemoryEngine:
             # The store is unavailable: the caller still gets its envelope, with the
             # code that says so.
             log.warning("audit entry %s could not be written", audit_id)
-
-
-def _always_gated(gate: Gate | None) -> Gate:
-    if gate is None:
-        raise GateFailed("withdraw and forget are always gated")
-    return gate
-
-
-#: The body of each read: ``(engine, reader, binding, arguments, now, question)``.
-_READS: Final[dict[str, Callable[..., dict[str, Any]]]] = {
-    "search": lambda engine, reader, binding, arguments, now, question: engine._search(
-        reader, binding, arguments, now, question
-    ),
-    "get": lambda engine, reader, binding, arguments, now, question: recall.get(
-        reader, engine.vault, binding, arguments, now, engine._authorization("get", binding, now)
-    ),
-}
-#: The body of each mutation: ``(engine, tx, binding, arguments, now, gate, intent)``.
-_MUTATIONS: Final[dict[str, Callable[..., dict[str, Any]]]] = {
-    "capture": lambda engine, tx, binding, arguments, now, gate, intent: capture.capture(
-        tx, engine.vault, engine.policy, binding, arguments, now, gate, intent
-    ),
-    "request_admission": lambda engine, tx, binding, arguments, now, gate, intent: (
-        admission.request_admission(
-            tx,
-            engine.vault,
-            engine.admission_policy,
-            binding,
-            arguments,
-            now,
-            gate,
-            intent,
-            engine.policy.max_record_bytes,
-        )
-    ),
-    "withdraw": lambda engine, tx, binding, arguments, now, gate, intent: withdrawal.withdraw(
-        tx, engine.vault, binding, arguments, now, _always_gated(gate), intent
-    ),
-    "forget": lambda engine, tx, binding, arguments, now, gate, intent: withdrawal.forget(
-        tx, engine.vault, binding, arguments, now, _always_gated(gate), intent
-    ),
-}
 
 
 class _ConsumingGate:

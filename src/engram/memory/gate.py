@@ -113,7 +113,7 @@ class Approval:
                 "target": operation.target,
                 "operation_digest": operation.operation_digest,
                 "scope": binding.scope.scope_id,
-                "actor": digest("actor", binding.identity()),
+                "actor": binding.actor,
                 "confirmation": self.source,
                 "request_id": self.request_id,
                 "gate_at": self.gate_ms,

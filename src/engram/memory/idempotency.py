@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from dataclasses import dataclass
 from typing import Any
 
 from engram.canonical import canonical_bytes, digest_bytes
@@ -24,14 +25,13 @@ from engram.memory.binding import Binding
 from engram.memory.ports import AgentWrites, IdempotencyRow
 from engram.memory.vault import Vault
 
+__all__ = ["Idempotency", "intent_digest", "remember", "replay", "stored_key"]
+
 
 def stored_key(vault: Vault, key: str) -> str:
     """What the store keeps of an idempotency key: its HMAC under the store's MAC key."""
     data = b"engram/idempotency-key/v1\0" + key.encode("utf-8")
     return hmac.new(vault.keys.mac_key, data, hashlib.sha256).hexdigest()
-
-
-__all__ = ["intent_digest", "remember", "replay", "stored_key"]
 
 
 def intent_digest(tool: str, arguments: dict[str, Any], canonical: bytes | None = None) -> str:
@@ -43,43 +43,43 @@ def intent_digest(tool: str, arguments: dict[str, Any], canonical: bytes | None 
     return digest_bytes("intent", tool.encode("ascii") + b"\0" + data)
 
 
-def replay(
-    tx: AgentWrites,
-    vault: Vault,
-    tool: str,
-    binding: Binding,
-    arguments: dict[str, Any],
-    intent: str,
-) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class Idempotency:
+    """One mutation's idempotency facts, computed once per call: its key as the agent
+    wrote it (never stored), the key's HMAC (what is stored), and the intent the key is
+    bound to."""
+
+    tool: str
+    key: str
+    stored: str
+    intent: str
+
+    @classmethod
+    def of(
+        cls, vault: Vault, tool: str, arguments: dict[str, Any], canonical: bytes | None = None
+    ) -> Idempotency:
+        key = arguments["idempotency_key"]
+        return cls(tool, key, stored_key(vault, key), intent_digest(tool, arguments, canonical))
+
+
+def replay(tx: AgentWrites, binding: Binding, call: Idempotency) -> dict[str, Any] | None:
     """The stored outcome of this key, or ``None``; ``DIGEST_CONFLICT`` if it differs."""
-    scope_id, principal, key = (
-        binding.scope.scope_id,
-        binding.principal,
-        arguments["idempotency_key"],
-    )
-    prior = tx.idempotency(scope_id, principal, stored_key(vault, key), hashed=True)
+    scope_id, principal = binding.scope.scope_id, binding.principal
+    prior = tx.idempotency(scope_id, principal, call.stored, hashed=True)
     if prior is None:  # a row an older engram stored with the key in clear
-        prior = tx.idempotency(scope_id, principal, key, hashed=False)
+        prior = tx.idempotency(scope_id, principal, call.key, hashed=False)
     if prior is None:
         return None
-    if prior.tool != tool or prior.intent_digest != intent:
+    if prior.tool != call.tool or prior.intent_digest != call.intent:
         raise DigestConflict()
     return prior.outcome
 
 
-def remember(
-    tx: AgentWrites,
-    vault: Vault,
-    tool: str,
-    binding: Binding,
-    arguments: dict[str, Any],
-    intent: str,
-    outcome: dict[str, Any],
-) -> None:
+def remember(tx: AgentWrites, binding: Binding, call: Idempotency, outcome: dict[str, Any]) -> None:
     """Store the outcome of the operation this key names."""
     tx.remember(
         binding.scope.scope_id,
         binding.principal,
-        stored_key(vault, arguments["idempotency_key"]),
-        IdempotencyRow(tool, intent, outcome),
+        call.stored,
+        IdempotencyRow(call.tool, call.intent, outcome),
     )

@@ -26,9 +26,9 @@ from engram.errors import (
     StalePage,
 )
 from engram.memory.binding import Binding
-from engram.memory.ports import AgentReads, MemoryReader, ProjectionReads, RecordRow
+from engram.memory.call import Read
+from engram.memory.ports import AgentReads, ProjectionReads, RecordRow
 from engram.memory.records import project, redaction_receipt_digest
-from engram.memory.settings import MAX_RECORD_BYTES
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
 from engram.search.fusion import FUSION_DEPTH, hybrid, ranking_receipt
@@ -100,19 +100,14 @@ def disclose(
     )
 
 
-def get(
-    reader: MemoryReader,
-    vault: Vault,
-    binding: Binding,
-    arguments: dict[str, Any],
-    now_ms: int,
-    authorization: str,
-) -> dict[str, Any]:
+def get(step: Read) -> dict[str, Any]:
     """Read one current record with its read receipt."""
+    reader, binding, arguments, now_ms = step.reader, step.binding, step.arguments, step.now
+    authorization = authorization_receipt("get", binding, now_ms)
     record = reader.record(binding.scope.scope_id, arguments["record_id"])
     if record is None or not eligible(record, now_ms):
         raise NotFound()
-    projected, redacted, redaction = disclose(reader, vault, record)
+    projected, redacted, redaction = disclose(reader, step.services.vault, record)
     at = format_instant(now_ms)
     revalidation = digest(
         "receipt/revalidation",
@@ -219,20 +214,11 @@ def _fused(
     return [(by_id[record_id], score) for record_id, score in fused]
 
 
-def search(
-    reader: MemoryReader,
-    vault: Vault,
-    cursors: PageCursors,
-    binding: Binding,
-    arguments: dict[str, Any],
-    now_ms: int,
-    semantic: SemanticRanking | None,
-    max_record_bytes: int = MAX_RECORD_BYTES,
-) -> dict[str, Any]:
+def search(step: Read) -> dict[str, Any]:
     """Rank, filter and page the scope's current records.
 
-    ``semantic`` is the scope's semantic channel when it is installed and current;
-    a search that requires it gets ``RANKING_UNAVAILABLE`` otherwise.
+    The scope's semantic channel ranks too when it is installed and current; a search
+    that requires it gets ``RANKING_UNAVAILABLE`` otherwise.
 
     A packet no admissible record could make (over the host's ``max_record_bytes`` plus
     :data:`PACKET_MARGIN`: one admitted before the ceiling) is left out of the page and
@@ -240,6 +226,13 @@ def search(
     search fail, by its size or with others (``RESULT_TOO_LARGE``); any other packet over
     ``max_packet_bytes`` is ``PROJECTION_OVERSIZED`` (the caller can raise it).
     """
+    reader, binding, arguments, now_ms = step.reader, step.binding, step.arguments, step.now
+    vault, cursors = step.services.vault, step.services.cursors
+    max_record_bytes = step.services.policy.max_record_bytes
+    projection = step.services.semantic
+    semantic = (
+        projection.ranking(reader, binding.scope, step.question) if projection is not None else None
+    )
     policy = arguments.get("capability_policy", {})
     channels = policy.get("minimum_channels", "lexical")
     if channels == "lexical_and_semantic" and semantic is None:
@@ -320,3 +313,17 @@ def search(
     if _size(value) > RESPONSE_CEILING_BYTES:
         raise ResultTooLarge()
     return value
+
+
+def authorization_receipt(tool: str, binding: Binding, now_ms: int) -> str:
+    """The digest a read receipt names its authorization by: who read, where, for what."""
+    return digest(
+        "receipt/authorization",
+        {
+            "tool": tool,
+            "scope": binding.scope.scope_id,
+            "actor": binding.actor,
+            "purpose_ref": binding.purpose_ref,
+            "at": format_instant(now_ms),
+        },
+    )

@@ -6,9 +6,10 @@ schema, revocation, then for a read the read itself; for a mutation replay-or-ru
 one transaction (the gate, when the tool is gated, sits inside the run), the outcome
 remembered under the idempotency key, the audit entry, the commit, and for a shredding
 tool its line in the shred ledger. Everything that differs between the six tools is a
-column of :data:`TOOLS`; the tool bodies (:mod:`engram.memory.capture`,
+column of :data:`TOOLS`, the tool's body included; the bodies (:mod:`engram.memory.capture`,
 :mod:`engram.memory.admission`, :mod:`engram.memory.withdrawal`, :mod:`engram.memory.recall`)
-only do their own work.
+take one typed value (:mod:`engram.memory.call`) and only do their own work. Nothing
+downstream of :data:`TOOLS` branches on a tool's name.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-__all__ = ["TOOLS", "ToolSpec"]
+from engram.memory import admission, capture, recall, withdrawal
+from engram.memory.call import Read, Write
+
+__all__ = ["MEMORY_TOOLS", "TOOLS", "ToolSpec"]
 
 Outcome = dict[str, Any]
 
@@ -30,8 +34,13 @@ class ToolSpec:
     name: str
     title: str
     description: str
-    #: A read discloses; a mutation changes the store.
-    reads: bool
+    #: The body of a read (it discloses) or of a mutation (it changes the store): one
+    #: of the two is set.
+    read: Callable[[Read], Outcome] | None
+    mutate: Callable[[Write], Outcome] | None
+    #: The argument a read embeds as the semantic channel's question, before its
+    #: snapshot opens (embedding takes milliseconds; the snapshot holds the store lock).
+    question: str | None
     #: ``always``: a human confirms every call; ``policy``: when the host lists the tool
     #: in ``require_confirmation``; ``never``.
     gated: Literal["always", "policy", "never"]
@@ -39,14 +48,27 @@ class ToolSpec:
     purpose: Literal["arguments", "payload"] | None
     #: The argument naming what a shredding tool destroys (its shred-ledger line).
     shreds: str | None
+    #: The output field saying how far the shredding's purge got after the commit
+    #: (``complete`` or ``pending``).
+    purge_status: str | None
     #: What is stored under the idempotency key, from the value the tool returns.
     remembered: Callable[[Outcome], Outcome]
     #: The value a replay returns, from what was stored.
     replayed: Callable[[Outcome], Outcome]
 
     @property
+    def reads(self) -> bool:
+        return self.read is not None
+
+    @property
     def destructive(self) -> bool:
         return self.shreds is not None
+
+    @property
+    def forgets_record(self) -> bool:
+        """A record (not a candidate) is what it shreds: every backup's copy of it goes
+        too, and the purge ends in a coverage receipt."""
+        return self.shreds == "record_id"
 
 
 def _same(value: Outcome) -> Outcome:
@@ -63,10 +85,13 @@ TOOLS: Final[dict[str, ToolSpec]] = {
                 "Find current memories with citations and a rank receipt (BM25, fused with"
                 " the semantic channel where installed). Read-only."
             ),
-            reads=True,
+            read=recall.search,
+            mutate=None,
+            question="query",
             gated="never",
             purpose="arguments",
             shreds=None,
+            purge_status=None,
             remembered=_same,
             replayed=_same,
         ),
@@ -74,10 +99,13 @@ TOOLS: Final[dict[str, ToolSpec]] = {
             name="get",
             title="Read a governed memory record",
             description="Read one current record by record_id, with a read receipt. Read-only.",
-            reads=True,
+            read=recall.get,
+            mutate=None,
+            question=None,
             gated="never",
             purpose="arguments",
             shreds=None,
+            purge_status=None,
             remembered=_same,
             replayed=_same,
         ),
@@ -91,10 +119,13 @@ TOOLS: Final[dict[str, ToolSpec]] = {
                 " evidence cites known citations; t_end >= t; reconciliation.family_refs"
                 " sorted and unique."
             ),
-            reads=False,
+            read=None,
+            mutate=capture.capture,
+            question=None,
             gated="policy",
             purpose="payload",
             shreds=None,
+            purge_status=None,
             remembered=_same,
             replayed=lambda stored: {**stored, "status": "duplicate_exact"},
         ),
@@ -102,10 +133,13 @@ TOOLS: Final[dict[str, ToolSpec]] = {
             name="request_admission",
             title="Request admission of a candidate",
             description="Ask the host's admission policy to decide on a pending candidate.",
-            reads=False,
+            read=None,
+            mutate=admission.request_admission,
+            question=None,
             gated="policy",
             purpose=None,
             shreds=None,
+            purge_status=None,
             remembered=lambda value: dict(value["outcome"]),
             replayed=lambda stored: {"outcome": stored, "replayed": True},
         ),
@@ -113,10 +147,13 @@ TOOLS: Final[dict[str, ToolSpec]] = {
             name="withdraw",
             title="Withdraw a pending candidate",
             description="Terminate your pending candidate. Needs a human confirmation.",
-            reads=False,
+            read=None,
+            mutate=withdrawal.withdraw,
+            question=None,
             gated="always",
             purpose=None,
             shreds="candidate_id",
+            purge_status="key_destruction",
             remembered=_same,
             replayed=lambda stored: {**stored, "replayed": True},
         ),
@@ -126,12 +163,18 @@ TOOLS: Final[dict[str, ToolSpec]] = {
             description=(
                 "Make an admitted record terminally ineligible. Needs a human confirmation."
             ),
-            reads=False,
+            read=None,
+            mutate=withdrawal.forget,
+            question=None,
             gated="always",
             purpose=None,
             shreds="record_id",
+            purge_status="projection_invalidation",
             remembered=_same,
             replayed=lambda stored: {**stored, "replayed": True},
         ),
     )
 }
+
+#: The six tools, by their short names, in the order ``tools/list`` shows them.
+MEMORY_TOOLS: Final = tuple(TOOLS)

@@ -18,8 +18,8 @@ from engram.canonical import digest
 from engram.crypto.ledger import Shredding
 from engram.errors import NotFound
 from engram.memory.binding import Binding
-from engram.memory.gate import Gate, Operation
-from engram.memory.idempotency import intent_digest
+from engram.memory.call import Write
+from engram.memory.gate import Operation
 from engram.memory.journal import transaction_receipt_digest
 from engram.memory.lifecycle import FORGETTABLE, check_candidate, check_record
 from engram.memory.ports import MemoryTransaction
@@ -68,17 +68,15 @@ def _receipt(
     }
 
 
-def withdraw(
-    tx: MemoryTransaction,
-    vault: Vault,
-    binding: Binding,
-    arguments: dict[str, Any],
-    now_ms: int,
-    gate: Gate,
-    intent: str | None = None,
-) -> dict[str, Any]:
-    """Withdraw inside ``tx``; the value before the purge status is known."""
-    intent = intent or intent_digest("withdraw", arguments)
+def withdraw(step: Write) -> dict[str, Any]:
+    """Withdraw inside the step's transaction; the value before the purge status is known."""
+    tx, vault, binding, arguments, now_ms = (
+        step.tx,
+        step.services.vault,
+        step.binding,
+        step.arguments,
+        step.now,
+    )
     candidate = tx.candidate(binding.scope.scope_id, arguments["candidate_id"])
     if candidate is None or candidate.principal != binding.principal:
         raise NotFound()
@@ -87,9 +85,9 @@ def withdraw(
         "withdraw",
         candidate.candidate_id,
         arguments["reason_ref"],
-        intent,
+        step.intent,
     )
-    authorization = gate(operation).receipt(binding, operation)
+    authorization = step.confirmed()(operation).receipt(binding, operation)
     receipt = _receipt(
         tx,
         binding,
@@ -107,23 +105,21 @@ def withdraw(
     return {"receipt": receipt, "replayed": False}
 
 
-def forget(
-    tx: MemoryTransaction,
-    vault: Vault,
-    binding: Binding,
-    arguments: dict[str, Any],
-    now_ms: int,
-    gate: Gate,
-    intent: str | None = None,
-) -> dict[str, Any]:
-    """Forget inside ``tx``: the record is excluded from recall when this commits."""
-    intent = intent or intent_digest("forget", arguments)
+def forget(step: Write) -> dict[str, Any]:
+    """Forget inside the step's transaction: the record leaves recall when this commits."""
+    tx, vault, binding, arguments, now_ms = (
+        step.tx,
+        step.services.vault,
+        step.binding,
+        step.arguments,
+        step.now,
+    )
     record = tx.record(binding.scope.scope_id, arguments["record_id"])
     if record is None:
         raise NotFound()
     check_record(record.state, FORGETTABLE)
-    operation = Operation("forget", record.record_id, arguments["reason_ref"], intent)
-    authorization = gate(operation).receipt(binding, operation)
+    operation = Operation("forget", record.record_id, arguments["reason_ref"], step.intent)
+    authorization = step.confirmed()(operation).receipt(binding, operation)
     receipt = _receipt(
         tx,
         binding,

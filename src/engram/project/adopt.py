@@ -23,6 +23,7 @@ written; :func:`adopt` applies it, all files together (:class:`engram.project.co
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,9 @@ from engram.project.memory_file import (
     slugify,
     with_text_digest,
 )
+from engram.project.repository import Repository
 from engram.project.results import plural
+from engram.project.sources import with_recorded_sources
 
 __all__ = ["Adoption", "AdoptionPlan", "plan_adoption", "record_adoption"]
 
@@ -170,9 +173,10 @@ def plan_adoption(layout: Layout, paths: list[Path] | None) -> AdoptionPlan:
         chosen = [_relative(layout, path) for path in paths]
     # Every id a file holds or this plan gives: an imported note never takes one.
     taken = {Path(relative).stem for relative in on_disk}
+    repository = Repository(layout.root)
     items = []
     for relative in chosen:
-        item = _plan_one(layout, relative, on_disk.get(relative), hashes, taken)
+        item = _plan_one(layout, relative, on_disk.get(relative), hashes, taken, repository)
         if item is not None:
             items.append(item)
     return AdoptionPlan(items, fresh_hashes=fresh, rewrite=_rewrite(layout, hashes, fresh))
@@ -202,6 +206,9 @@ def record_adoption(layout: Layout, plan: AdoptionPlan) -> None:
             if target != path:
                 changes.delete(layout, path)
             changes.stage_text(layout, target, item.text)
+        elif item.diff:  # the files it names recorded in its frontmatter
+            assert item.text is not None
+            changes.stage_text(layout, path, item.text)
         else:
             changes.record(layout, path, item.text)
     changes.commit()
@@ -228,7 +235,12 @@ def _relative(layout: Layout, path: Path) -> str:
 
 
 def _plan_one(
-    layout: Layout, relative: str, path: Path | None, hashes: Hashes, taken: set[str]
+    layout: Layout,
+    relative: str,
+    path: Path | None,
+    hashes: Hashes,
+    taken: set[str],
+    repository: Repository,
 ) -> Adoption | None:
     recorded = hashes.digests(relative)
     if path is None or not path.is_file():
@@ -245,7 +257,7 @@ def _plan_one(
         return None  # what engram recorded: nothing to adopt
     change = "edited" if recorded else "new"
     try:
-        return _checked(layout, relative, path, text, change, taken)
+        return _checked(relative, path, text, change, taken, repository)
     except _Refused as refused:
         return Adoption(relative, change, problem=str(refused))
 
@@ -255,14 +267,19 @@ class _Refused(Exception):
 
 
 def _checked(
-    layout: Layout, relative: str, path: Path, text: str | None, change: str, taken: set[str]
+    relative: str,
+    path: Path,
+    text: str | None,
+    change: str,
+    taken: set[str],
+    repository: Repository,
 ) -> Adoption:
     if text is None:
         raise _Refused("not UTF-8 text: save it as UTF-8")
     _refuse_secrets(text)
     memory_type = _TYPE_OF_FOLDER[relative.split("/", maxsplit=1)[0]]
     if not _has_frontmatter(text):
-        return _imported(relative, path, text, memory_type, taken)
+        return _imported(relative, path, text, memory_type, taken, repository)
     try:
         memory = parse_memory(text, memory_type)
     except FrontmatterError as error:
@@ -272,10 +289,31 @@ def _checked(
             f"line {memory.id_line}: the id {memory.id} is not the file name {path.stem}:"
             f" rename the file to {memory.id}.md or change the id"
         )
-    return Adoption(relative, change, text=text)
+    grounded = with_recorded_sources(text, memory, repository, dt.date.today().isoformat())
+    if grounded == text:
+        return Adoption(relative, change, text=text)
+    return Adoption(relative, change, diff=_diff(text, grounded, relative, relative), text=grounded)
 
 
-def _imported(relative: str, path: Path, text: str, memory_type: str, taken: set[str]) -> Adoption:
+def _diff(before: str, after: str, old: str, new: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=old,
+            tofile=new,
+        )
+    )
+
+
+def _imported(
+    relative: str,
+    path: Path,
+    text: str,
+    memory_type: str,
+    taken: set[str],
+    repository: Repository,
+) -> Adoption:
     """A Markdown note without frontmatter, as the memory file it becomes; its id is
     the slug of its first heading (outside code fences), else of its file name, with
     the text's digest when that id is taken or has no ASCII letter."""
@@ -288,18 +326,11 @@ def _imported(relative: str, path: Path, text: str, memory_type: str, taken: set
         memory_id = with_text_digest(memory_id, text)
     taken.add(memory_id)
     fields = new_memory_fields(memory_type, source="imported")
-    rendered = render_memory(
-        Memory(memory_id, memory_type, "workspace", title, body + "\n", fields)
-    )
+    memory = Memory(memory_id, memory_type, "workspace", title, body + "\n", fields)
+    rendered = render_memory(memory)
+    rendered = with_recorded_sources(rendered, memory, repository, dt.date.today().isoformat())
     target = f"{relative.split('/', maxsplit=1)[0]}/{memory_id}.md"
-    diff = "".join(
-        difflib.unified_diff(
-            text.splitlines(keepends=True),
-            rendered.splitlines(keepends=True),
-            fromfile=relative,
-            tofile=target,
-        )
-    )
+    diff = _diff(text, rendered, relative, target)
     return Adoption(
         relative,
         "imported",

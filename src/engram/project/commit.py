@@ -26,7 +26,9 @@ from engram.project.hashes import compacted, read_hashes, record_hash, render_ha
 from engram.project.layout import Layout, missing_gitattributes
 from engram.project.memory_file import FOLDERS, Memory, render_memory
 from engram.project.proposals import Candidate, Verdict
+from engram.project.repository import Repository
 from engram.project.results import Outcome
+from engram.project.sources import grounded
 
 __all__ = ["Changes", "Planned", "planned", "recover_commits", "write_candidates"]
 
@@ -107,16 +109,31 @@ def recover_commits(layout: Layout) -> None:
     recover(layout.journal, [layout.base, *layout.memory_folders()])
 
 
-def _updated(existing: Memory, candidate: Candidate) -> Memory:
+def _updated(existing: Memory, candidate: Candidate, repository: Repository | None) -> Memory:
     """The memory an UPDATE writes: the candidate's content (and origin, when it gives
     one) in place of the existing sections of that name; every other section of the
-    file, written by hand or not, stays as it is."""
+    file, written by hand or not, stays as it is. The files it stands on (named in it,
+    given by the candidate, or recorded before) are recorded as they are now."""
     fresh = candidate.memory()
     today = dt.date.today().isoformat()
     updated = existing.with_section("Content", fresh.section("Content"))
     if fresh.section("Origin"):
         updated = updated.with_section("Origin", fresh.section("Origin"))
-    return updated.with_fields(revision=existing.revision + 1, updated=today, last_confirmed=today)
+    updated = updated.with_fields(
+        revision=existing.revision + 1, updated=today, last_confirmed=today
+    )
+    if repository is None:
+        return updated
+    previous = existing.items("source_files")
+    return grounded(updated, repository, today, candidate.source_files, previous)
+
+
+def _new(candidate: Candidate, repository: Repository | None) -> Memory:
+    """The memory an ADD or a SUPERSEDE writes, with the files it stands on recorded."""
+    memory = candidate.memory()
+    if repository is None:
+        return memory
+    return grounded(memory, repository, dt.date.today().isoformat(), candidate.source_files)
 
 
 @dataclass(frozen=True)
@@ -144,17 +161,18 @@ def planned(
     memories: dict[str, Memory],
     candidate: Candidate,
     verdict: Verdict,
+    repository: Repository | None = None,
 ) -> Planned:
     """The files approving ``candidate`` under ``verdict`` would write (the same
     construction :func:`write_candidates` uses)."""
     target = memories.get(verdict.target) if verdict.target else None
     old = "" if target is None else _file_of(layouts, target)
     if verdict.kind == "UPDATE" and target is not None:
-        updated = _updated(target, candidate)
+        updated = _updated(target, candidate, repository)
         return Planned(
             target.id, render_memory(target), render_memory(updated), updated, None, old, old
         )
-    memory = candidate.memory()
+    memory = _new(candidate, repository) if verdict.kind != "NOOP" else candidate.memory()
     if verdict.kind == "NOOP":
         before = None if target is None else render_memory(target)
         return Planned(verdict.target, before, None, memory, None, "", old)
@@ -185,12 +203,15 @@ def write_candidates(
     memories: dict[str, Memory],
     approved: list[tuple[int, Candidate, Verdict, Verdict]],
     human_approved_verdicts: bool,
+    repository: Repository | None = None,
 ) -> Outcome:
     """Write ``(number, candidate, frozen verdict, recomputed verdict)`` entries.
 
     A candidate whose verdict changed since the proposal is deferred: the human
     approved (or forced) the verdict shown, not the new one. Two candidates that
-    would write the same id are never both written: the later one is deferred.
+    would write the same id are never both written: the later one is deferred. With
+    ``repository``, each memory written records the files it stands on
+    (:mod:`engram.project.sources`).
     """
     outcome = Outcome()
     changes = Changes(layouts["workspace"])
@@ -217,10 +238,11 @@ def write_candidates(
         if now.kind == "UPDATE":
             target = memories[now.target]
             layout = layouts[target.scope]
-            path = changes.write_memory(layout, _updated(target, candidate))
+            path = changes.write_memory(layout, _updated(target, candidate, repository))
             outcome.written.append({**entry, "id": now.target, "file": layout.relative(path)})
         else:
-            outcome.written.append({**entry, **_add(changes, layouts, memories, candidate, now)})
+            added = _add(changes, layouts, memories, _new(candidate, repository), now)
+            outcome.written.append({**entry, **added})
     changes.commit()
     return outcome
 
@@ -258,10 +280,9 @@ def _add(
     changes: Changes,
     layouts: dict[str, Layout],
     memories: dict[str, Memory],
-    candidate: Candidate,
+    memory: Memory,
     verdict: Verdict,
 ) -> dict[str, Any]:
-    memory = candidate.memory()
     if verdict.kind == "SUPERSEDE":
         old = memories[verdict.target]
         memory = memory.with_fields(supersedes=[old.id])

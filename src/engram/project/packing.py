@@ -16,6 +16,7 @@ of metadata.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -100,19 +101,27 @@ def pack(
     disclosure: str = "tiered",
     full: bool = False,
     variant: str = "balanced",
+    marks: Mapping[str, tuple[str, str]] | None = None,
 ) -> Packed:
-    """Fit ``memories`` (in load order) into ``budget`` tokens."""
+    """Fit ``memories`` (in load order) into ``budget`` tokens. ``marks``: what to say
+    of a memory, a line under its heading and a note after its card, counted in the
+    budget."""
     bodies: list[str] = []
     cards: list[str] = []
     packed = Packed("")
+    marks = marks or {}
     for memory in memories:
+        mark, note = marks.get(memory.id, ("", ""))
         if disclosure != "cards":
             body = render_body(memory, variant, full)
+            if mark:
+                heading, _, rest = body.partition("\n")
+                body = f"{heading}\n{mark}\n{rest}".rstrip("\n")
             if estimate_tokens(_join(header, [*bodies, body], cards)) <= budget:
                 bodies.append(body)
                 packed.body_keys.append(memory.id)
                 continue
-        line = card(memory)
+        line = card(memory) + (f" [{note}]" if note else "")
         if estimate_tokens(_join(header, bodies, [*cards, line])) <= budget:
             cards.append(line)
             packed.card_ids.append(memory.id)

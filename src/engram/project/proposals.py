@@ -4,6 +4,7 @@ Candidates arrive as ``engram_save`` text or as lines of the upstream grammar::
 
     TYPE: rule|skill|workflow|knowledge | TEXT: ... [| CONTEXT: ...] [| ORIGIN: ...]
     [| TRIGGERS: a,b] [| DEPENDS_ON: id] [| LEVEL: advanced] [| UPDATE: id] [| PARENT: id,id]
+    [| SOURCE_FILES: src/a.py,docs/b.md]
 
 Each candidate gets one verdict, computed only from the candidate and the current
 memory files, so the same inputs always give the same verdicts:
@@ -54,6 +55,7 @@ _FIELDS: Final = (
     "LEVEL",
     "UPDATE",
     "PARENT",
+    "SOURCE_FILES",
 )
 
 
@@ -72,11 +74,17 @@ class Candidate:
     parent: tuple[str, ...] = ()
     scope: str = "workspace"
     roles: tuple[str, ...] = ()
+    #: Files the memory stands on, given explicitly (``SOURCE_FILES``), relative to the
+    #: project's root; the ones its text names are found when it is written.
+    source_files: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        # ``source_files`` only when given: a proposal stored before the field existed
+        # and one without it are the same JSON (and the same digest).
         return {
             key: list(value) if isinstance(value, tuple) else value
             for key, value in self.__dict__.items()
+            if key != "source_files" or value
         }
 
     @classmethod
@@ -181,6 +189,7 @@ def _candidate(
         parent=_list(values.get("PARENT", "")),
         scope=scope,
         roles=roles,
+        source_files=_list(values.get("SOURCE_FILES", "")),
     )
 
 
@@ -201,6 +210,7 @@ def refuse_secrets(candidates: list[Candidate]) -> None:
                 *candidate.depends_on,
                 *candidate.parent,
                 *candidate.roles,
+                *candidate.source_files,
             ]
         )
         findings = find_secrets(text)
@@ -298,4 +308,6 @@ def preview(candidates: list[Candidate], verdicts: list[Verdict]) -> str:
         out.append(f"   Text: {' '.join(candidate.text.split())}")
         if candidate.context:
             out.append(f"   Context: {' '.join(candidate.context.split())}")
+        if candidate.source_files:
+            out.append(f"   Source files: {', '.join(candidate.source_files)}")
     return "\n".join(out)

@@ -30,6 +30,7 @@ __all__ = [
     "Status",
     "Verification",
     "plural",
+    "stale_mark",
 ]
 
 #: What an agent does after the memory that applies changed.
@@ -41,6 +42,13 @@ RELOAD: Final = (
 def plural(count: int, one: str, many: str | None = None) -> str:
     """``1 candidate``, ``2 candidates``."""
     return f"{count} {one if count == 1 else many or one + 's'}"
+
+
+def stale_mark(entry: dict[str, Any]) -> str:
+    """`` [stale: src/x.py changed since 2026-12-01]`` for an entry whose memory's files
+    moved (its ``stale``: :meth:`engram.project.staleness.StaleMemory.entry`), else ``""``."""
+    stale = entry.get("stale")
+    return f" [stale: {stale['summary']}]" if stale else ""
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,7 @@ class Found:
         lines = [
             f"{e['score']:.3f}  {e['id']} ({e['type']}): {e['title']}"
             + (f" [superseded by {e['superseded_by']}]" if "superseded_by" in e else "")
+            + stale_mark(e)
             for e in self.entries
         ]
         return "\n".join(lines) or "no match"
@@ -73,7 +82,7 @@ class Routed:
     entries: list[dict[str, Any]]
 
     def text(self) -> str:
-        lines = [f"{e['id']} ({e['type']}, {e['how']})" for e in self.entries]
+        lines = [f"{e['id']} ({e['type']}, {e['how']})" + stale_mark(e) for e in self.entries]
         return "\n".join(lines) or "no memory routes"
 
     def data(self) -> dict[str, Any]:
@@ -126,6 +135,8 @@ class Status:
     hash_mismatches: int
     roles: list[str]
     rule_variant: str
+    #: Memories whose recorded files moved (``engram stale``); not a health problem.
+    stale: int = 0
 
     @property
     def healthy(self) -> bool:
@@ -146,6 +157,12 @@ class Status:
                 "\n`engram verify` lists the files with hash problems;"
                 " `engram adopt PATH` records a reviewed edit"
             )
+        if self.stale:
+            text += (
+                f"\n{plural(self.stale, 'memory', 'memories')}"
+                f" {'stands' if self.stale == 1 else 'stand'} on files that changed since"
+                " they were recorded: `engram stale` lists them"
+            )
         return text
 
     def data(self) -> dict[str, Any]:
@@ -158,6 +175,7 @@ class Status:
             "hash_mismatches": self.hash_mismatches,
             "roles": self.roles,
             "rule_variant": self.rule_variant,
+            "stale": self.stale,
             "healthy": self.healthy,
             "text": self.text(),
         }
@@ -271,6 +289,8 @@ class LoadResult:
     #: With ``explained``, the cosine of each memory the semantic channel found close to
     #: the task (not in the data: the review console says it in words).
     close: dict[str, float] = field(default_factory=dict)
+    #: The memories shown whose recorded files moved (``StaleMemory.data``).
+    stale: list[dict[str, Any]] = field(default_factory=list)
 
     def text(self) -> str:
         return self.packed
@@ -287,6 +307,8 @@ class LoadResult:
         }
         if self.explained:
             data["explain"] = self.explain
+        if self.stale:
+            data["stale"] = self.stale
         return data
 
 

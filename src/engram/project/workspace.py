@@ -12,7 +12,7 @@ import datetime as dt
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,8 @@ from engram.project.proposals import (
     refuse_secrets,
     verdict_for,
 )
+from engram.project.reconfirm import Reconfirmed, plan_reconfirm, reconfirmed_text
+from engram.project.repository import Repository
 from engram.project.results import (
     Found,
     LoadResult,
@@ -66,6 +68,16 @@ from engram.project.routing import (
     route,
 )
 from engram.project.semantic import ProjectVectors
+from engram.project.sources import grounded, refuse_sources
+from engram.project.staleness import (
+    FileDiff,
+    FileStates,
+    StaleMemory,
+    StaleReport,
+    cache_beside,
+    file_diffs,
+    find_stale,
+)
 from engram.search.fusion import FUSION_DEPTH, fused, ranking_receipt
 
 __all__ = ["Found", "LoadResult", "ProjectMemory", "Proposal", "UnknownMemory"]
@@ -106,6 +118,11 @@ class ProjectMemory:
         #: The semantic channel (``None``: lexical only, whatever is installed).
         self.vectors = vectors
         self._cache: tuple[int, dict[str, Memory]] = (-1, {})
+        #: The repository the project's memories cite files of.
+        self.repository = Repository(layout.root)
+        self._file_states: FileStates | None = None
+        # A server's second worker (while the first waits for a person) may check too.
+        self._file_states_lock = threading.Lock()
 
     @property
     def layouts(self) -> dict[str, Layout]:
@@ -232,8 +249,17 @@ class ProjectMemory:
         budget = budget_tokens or config.budget_tokens
         selected = [routed.memory for routed in routing.selected]
         header = _header(text, len(selected))
+        stale = self.stale_by_id(memory.id for memory in selected)
         packed = pack(
-            selected, header, budget, disclosure=disclosure, full=full, variant=config.rule_variant
+            selected,
+            header,
+            budget,
+            disclosure=disclosure,
+            full=full,
+            variant=config.rule_variant,
+            marks={
+                mid: (found.mark(), f"stale: {found.summary()}") for mid, found in stale.items()
+            },
         )
         if count:
             self._count_use(packed.body_keys)
@@ -245,9 +271,12 @@ class ProjectMemory:
             omitted_ids=packed.omitted_ids,
             tokens=packed.tokens,
             budget_tokens=budget,
-            explain=_explain(routing, packed.omitted_ids) if explain else [],
+            explain=_explain(routing, packed.omitted_ids, stale) if explain else [],
             explained=explain,
             close=routing.close if explain else {},
+            stale=[
+                stale[mid].data() for mid in [*packed.body_keys, *packed.card_ids] if mid in stale
+            ],
         )
 
     def _load_one(self, memory_id: str, config: Config, full: bool) -> LoadResult:
@@ -256,8 +285,21 @@ class ProjectMemory:
         if memory is None:
             raise UnknownMemory(f"no memory {memory_id!r}")
         text = render_body(memory, config.rule_variant, full) + "\n"
+        stale = self.stale_by_id([memory_id]).get(memory_id)
+        if stale is not None:
+            heading, _, rest = text.partition("\n")
+            text = f"{heading}\n{stale.mark()}\n{rest}"
         self._count_use([memory_id])
-        return LoadResult(text, [memory_id], [memory_id], [], [], estimate_tokens(text), None)
+        return LoadResult(
+            text,
+            [memory_id],
+            [memory_id],
+            [],
+            [],
+            estimate_tokens(text),
+            None,
+            stale=[] if stale is None else [stale.data()],
+        )
 
     def search(self, query: str, limit: int = 10, explain: bool = False) -> Found:
         """Ranked entries (id, type, scope, score, title, channels) and how they were
@@ -309,7 +351,19 @@ class ProjectMemory:
             for mid in replacements_first(list(found), memories)[:limit]
         ]
         best = max((score for _, score in lexical), default=0.0) if explain else 0.0
-        return Found(entries, ranking_receipt(None if nearest is None else nearest[0]), best)
+        return Found(
+            self._with_stale(entries),
+            ranking_receipt(None if nearest is None else nearest[0]),
+            best,
+        )
+
+    def _with_stale(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``entries`` (with an ``id`` each), those of stale memories with ``stale``."""
+        stale = self.stale_by_id(entry["id"] for entry in entries)
+        return [
+            {**entry, "stale": stale[entry["id"]].entry()} if entry["id"] in stale else entry
+            for entry in entries
+        ]
 
     def shared_words(
         self, question: str, memory_ids: list[str]
@@ -350,16 +404,18 @@ class ProjectMemory:
     def route_entries(self, query: str) -> Routed:
         """Routed entries in load order (not sorted by score)."""
         return Routed(
-            [
-                {
-                    "id": r.memory.id,
-                    "type": r.memory.type,
-                    "scope": r.memory.scope,
-                    "score": r.score,
-                    "how": r.how,
-                }
-                for r in self.routing(query).selected
-            ]
+            self._with_stale(
+                [
+                    {
+                        "id": r.memory.id,
+                        "type": r.memory.type,
+                        "scope": r.memory.scope,
+                        "score": r.score,
+                        "how": r.how,
+                    }
+                    for r in self.routing(query).selected
+                ]
+            )
         )
 
     def today(self) -> str:
@@ -401,6 +457,11 @@ class ProjectMemory:
     ) -> Proposal:
         """Verdicts and preview for candidates; refuses secrets; writes nothing."""
         refuse_secrets(candidates)
+        for number, candidate in enumerate(candidates, start=1):
+            try:
+                refuse_sources(candidate.source_files, self.repository)
+            except CandidateError as error:
+                raise CandidateError(f"candidate {number}: {error.detail}") from error
         self.refresh()
         memories = self._memories()
         verdicts = []
@@ -440,7 +501,7 @@ class ProjectMemory:
             )
             for n in sorted(set(numbers))
         ]
-        outcome = write_candidates(self.layouts, memories, chosen, human_approved)
+        outcome = write_candidates(self.layouts, memories, chosen, human_approved, self.repository)
         self._refresh_now()
         return outcome
 
@@ -463,7 +524,13 @@ class ProjectMemory:
         self.refresh()
         memories = self._memories()
         plans = [
-            planned(self.layouts, memories, Candidate.from_json(c), Verdict(v["kind"], v["target"]))
+            planned(
+                self.layouts,
+                memories,
+                Candidate.from_json(c),
+                Verdict(v["kind"], v["target"]),
+                self.repository,
+            )
             for c, v in zip(pending.candidates, pending.verdicts, strict=True)
         ]
         # "Before" as the file is on disk (a hand-written one may lack fields the commit
@@ -557,7 +624,8 @@ class ProjectMemory:
         note = self.index.memory(note_id)
         if note is None or note.tier != "working":
             raise UnknownMemory(f"no working note {note_id!r}")
-        durable = promoted(note)
+        # Durable now: it records the repository files it names, as a commit would.
+        durable = grounded(promoted(note), self.repository, self.today())
         if self.index.memory(durable.id) is not None:
             raise CandidateError(
                 f"a durable memory {durable.id} exists: propose an UPDATE of it instead"
@@ -585,6 +653,55 @@ class ProjectMemory:
         record_adoption(self.layout, plan)
         self._refresh_now()
         return replace(plan, recorded=True)
+
+    # --- the files memories stand on ------------------------------------------------
+
+    def stale(self, memory_ids: Iterable[str] | None = None) -> StaleReport:
+        """The memories (all, or those of ``memory_ids``) whose recorded files changed,
+        disappeared or were renamed (:mod:`engram.project.staleness`)."""
+        self.refresh()
+        return self._stale(memory_ids)
+
+    def _stale(self, memory_ids: Iterable[str] | None) -> StaleReport:
+        """:meth:`stale` on the index as it is (a load, a search, a route refreshed it)."""
+        memories = self._memories()
+        chosen = (
+            memories.values()
+            if memory_ids is None
+            else [memories[mid] for mid in memory_ids if mid in memories]
+        )
+        with self._file_states_lock:
+            if self._file_states is None:
+                self._file_states = FileStates(self.repository, cache_beside(self.index_path))
+            found, checked = find_stale(self.layout, chosen, self._file_states)
+        return StaleReport(found, checked)
+
+    def reconfirm(self, memory_ids: list[str]) -> Reconfirmed:
+        """A person checked these memories: record their files as they are now, with
+        ``last_verified`` today (:mod:`engram.project.reconfirm`); all or nothing."""
+        self._refresh_now()
+        stale = {found.id: found for found in self._stale(memory_ids).memories}
+        planned = plan_reconfirm(
+            self.layout, self._memories(), memory_ids, stale, self.repository, self.today()
+        )
+        changes = Changes(self.layout)
+        for path, text, _ in planned:
+            changes.stage_text(self.layout, path, text)
+        changes.commit()
+        self._refresh_now()
+        return reconfirmed_text(planned)
+
+    def stale_diffs(self, memory_id: str) -> tuple[StaleMemory, list[FileDiff]] | None:
+        """A stale memory and what became of each of its files (a diff from the version
+        recorded, where Git still holds it); ``None`` when it is not stale."""
+        self.refresh()
+        found = self.stale_by_id([memory_id]).get(memory_id)
+        return None if found is None else (found, file_diffs(found, self.repository))
+
+    def stale_by_id(self, memory_ids: Iterable[str]) -> dict[str, StaleMemory]:
+        """Each stale memory among ``memory_ids``, by id (what a load marks), on the
+        index as it is."""
+        return {stale.id: stale for stale in self._stale(memory_ids).memories}
 
     # --- configuration, verification, status ---------------------------------------
 
@@ -657,6 +774,7 @@ class ProjectMemory:
             hash_mismatches=self._hash_problems(),
             roles=list(config.roles),
             rule_variant=config.rule_variant,
+            stale=len(self._stale(None).memories),
         )
 
 
@@ -715,7 +833,9 @@ def _header(query: str, count: int) -> str:
     return f"# Engram memory for: {shown or '(no query)'} ({count} selected)"
 
 
-def _explain(routing: Routing, budget_omitted: list[str]) -> list[dict[str, Any]]:
+def _explain(
+    routing: Routing, budget_omitted: list[str], stale: dict[str, StaleMemory]
+) -> list[dict[str, Any]]:
     chosen = [
         {
             "id": r.memory.id,
@@ -724,6 +844,7 @@ def _explain(routing: Routing, budget_omitted: list[str]) -> list[dict[str, Any]
             "terms": list(r.terms),
             "score": r.score,
             **({"reason": "budget"} if r.memory.id in budget_omitted else {}),
+            **({"stale": stale[r.memory.id].summary()} if r.memory.id in stale else {}),
         }
         for r in routing.selected
     ]

@@ -5,7 +5,10 @@ showing agent-written text to people.
 memory both call; :mod:`engram.safety.invisible` removes the invisible characters that
 could split a secret so that the detector would miss it; :mod:`engram.safety.disguise`
 undoes the other disguises (split, folded, marked, grouped, spaced, glued, encoded,
-reversed) before scanning again;
+reversed) before scanning again, with :mod:`engram.safety.decoders` for code that spells
+a string (escapes, character codes, base85, names joined); :mod:`engram.safety.public`
+tells the public identifiers that look random (object ids, KSUIDs, public keys by their
+label);
 :mod:`engram.safety.display` refuses or escapes what could rewrite an operator's screen.
 The layer may import only :mod:`engram.errors` from engram, and only light
 standard-library modules (``re``, ``math``, ``dataclasses``, ``base64``, ``unicodedata``;

@@ -21,8 +21,15 @@ refs, locators), and answers whether any of these hold a credential:
   ``AKIA-ABCD-EFGH-…``, a token wrapped over lines);
 * **glued**: a token written without a word boundary before it (``tokenghp_…``);
 * **reversed** or in **ROT13**;
-* **encoded**: base64, base64url or hex runs long enough to hold a credential, decoded
-  when they decode to text, and scanned again (one level).
+* **encoded**: base64, base64url, base32, hex, base85 or Ascii85 runs long enough to hold
+  a credential, decoded when they decode to text, and scanned again (one level);
+* **spelled by code** (:mod:`engram.safety.decoders`): octal escapes, character codes
+  (``String.fromCharCode(…)``, ``chr(…) + chr(…)``), literals of any quote kind joined,
+  literals assigned to names put back where the names are joined (``f"{a}{b}"``), a
+  command substitution that echoes a literal;
+* **in labelled pieces** over several texts (``piece 2: HpTZ…``);
+* **cut without a vendor prefix**: connection strings (cut or reversed), Telegram and
+  Discord starts, AWS secret keys and Azure account keys after their names.
 
 Joining, grouping, reversing and ROT13 change ordinary text too (``the key`` becomes
 ``thekey``), so only findings of self-identifying formats (a vendor prefix and an exact
@@ -40,6 +47,15 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
 
+from engram.safety.decoders import (
+    base85_texts,
+    character_codes,
+    echoed,
+    may_hold_codes,
+    may_join_names,
+    names_joined,
+    octal_escaped,
+)
 from engram.safety.guards import is_placeholder, looks_random, percent_decoded
 from engram.safety.rules import (
     ANY_SPECIFIC_RULE,
@@ -83,7 +99,7 @@ _PREFIXES: Final = re.compile(
 )
 _GAP: Final = re.compile(r"(\s+)")
 #: A piece of a token: its characters, and not a plain word (``here``, ``The``).
-_TOKENISH: Final = re.compile(r"(?![A-Za-z][a-z]*\Z)[A-Za-z0-9_\-+/=.]+")
+_TOKENISH: Final = re.compile(r"(?![A-Za-z][a-z]*\Z)[A-Za-z0-9_\-+/=.:]+")
 _PLAIN_WORD: Final = re.compile(r"[A-Za-z][a-z]++")
 #: Runs that may encode a credential: 24+ base64 characters, or 32+ hex digits.
 _ENCODED: Final = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,6}|(?:[0-9A-Fa-f]{2}){16,}")
@@ -91,14 +107,16 @@ _BASE32: Final = re.compile(r"[A-Z2-7]++=*+")
 _PERCENT_ENCODED: Final = re.compile(r"%[0-9A-Fa-f]{2}")
 _ESCAPE: Final = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
 #: The end of one string literal and the start of the next, joined by an operator
-#: (``"a" + "b"``, ``'a' . 'b'``, ``"a" || "b"``, over a line break too) ...
+#: (``"a" + "b"``, ``'a' . 'b'``, ``"a" || "b"``, over a line break too, quotes of any
+#: kind: ``'a' + "b" + `c```) ...
 _CONCATENATION: Final = re.compile(
-    r"([\"'])[ \t]*+(?:\\?\r?\n[ \t]*+)?(?:\+|\.\.?|&|\|\||~)[ \t]*+(?:\\?\r?\n[ \t]*+)?\1"
+    r"[\"'`][ \t]*+(?:\\?\r?\n[ \t]*+)?(?:\+|\.\.?|&|\|\||~)[ \t]*+(?:\\?\r?\n[ \t]*+)?[\"'`]"
 )
 #: ... or side by side (``"a" "b"``, a Python literal continued on the next line). Side by
 #: side, a list that lost its commas would join too, so only self-identifying formats
-#: count there. An empty literal (``""``) and RST's double backquotes are left alone.
-_ADJACENT: Final = re.compile(r"([\"'])(?:[ \t]++|[ \t]*+\\?\r?\n[ \t]*+)\1")
+#: count there; Markdown's inline code spans (`` `a` `b` ``) join the same way. An empty
+#: literal (``""``) is left alone.
+_ADJACENT: Final = re.compile(r"([\"'`])(?:[ \t]++|[ \t]*+\\?\r?\n[ \t]*+)\1")
 #: A run of eight or more one-character string literals between commas (``['g', 'h',
 #: 'p', '_', …]`` for ``''.join``, a JavaScript array for ``.join('')``): a string.
 _ONE_CHARACTER = r"""(?:'(?:\\.|[^'\\\r\n])'|"(?:\\.|[^"\\\r\n])")"""
@@ -112,6 +130,16 @@ _MAX_DECODED: Final = 64  # encoded runs decoded per text, a bound for crafted i
 #: separators, and a prefix gains at most its own one or two marks back): shorter text
 #: (ids, kinds, refs) skips those variants.
 _CONNECTIONS: Final = tuple(rule for rule in RULES if rule.kind == "connection_string")
+#: Key names whose value has an exact shape, each with words its text holds (lower case).
+_NAMED_SHAPES: Final = tuple(
+    (re.compile(words), rule)
+    for words, kind in (
+        (r"secret_?(?:access_?)?key", "aws_secret_access_key"),
+        (r"accountkey|sharedaccesskey", "azure_key"),
+    )
+    for rule in RULES
+    if rule.kind == kind
+)
 _SHORTEST_TOKEN: Final = min(rule.shortest for rule in SPECIFIC_RULES) - 2
 
 # --- Grouping ------------------------------------------------------------------------
@@ -160,8 +188,59 @@ _KEY_HEADER: Final = re.compile(
     + _loose("KEY")
     + r"(?:[-._,;:|#>*/ \t\r\n]{0,4}?BLOCK)?[-._,;:|#>*/ \t\r\n]{0,24}+"
 )
-_KEY_START: Final = "-----BEGIN PRIVATE KEY-----\n"
-_KEY_BODY: Final = 80  # characters of a rebuilt key body: its first line is enough
+#: Key names whose value has an exact shape: an AWS secret access key (40 base64
+#: characters), an Azure storage account or Service Bus key (88 or 44, ``=`` padded).
+_NAMED_KEY: Final = re.compile(
+    "(?:"
+    + "|".join(map(_loose, ("awssecretaccesskey", "awssecretkey", "secretaccesskey")))
+    + ")"
+    + r"[\"']?[-._,;|#>*/ \t\r\n]{0,4}?(?::=|=>|=|:)[ \t]*+[\"']?",
+    re.IGNORECASE,
+)
+_NAMED_AZURE_KEY: Final = re.compile(
+    "(?:"
+    + "|".join(map(_loose, ("accountkey", "sharedaccesskey")))
+    + r")[-._,;|#>*/ \t\r\n]{0,4}?=[ \t]*+",
+    re.IGNORECASE,
+)
+#: Words the text must hold (separators removed, lower case) for a header to be looked
+#: for, the header or key name, the start the rebuilt token is given, and how many
+#: characters of the body are read (a private key's first line is enough).
+_KEY_HEADERS: Final = (
+    (("privatekey",), _KEY_HEADER, "-----BEGIN PRIVATE KEY-----\n", 80),
+    (("secretaccesskey", "awssecretkey"), _NAMED_KEY, "aws_secret_access_key=", 40),
+    (("accountkey", "sharedaccesskey"), _NAMED_AZURE_KEY, "AccountKey=", 88),
+)
+_DISCORD_START: Final = re.compile(
+    "(?<![A-Za-z0-9])"
+    + _loose("https://")
+    + r"(?:[-._,;:|#>*/ \t\r\n]{0,4}?(?:ptb|canary))?"
+    + _FORMAT_SEPARATOR
+    + _loose("discord")
+    + r"(?:app)?"
+    + _FORMAT_SEPARATOR
+    + _loose(".com/api/")
+    + _FORMAT_SEPARATOR
+    + r"(?:v[0-9]{1,2}/)?"
+    + _loose("webhooks/")
+    + _FORMAT_SEPARATOR
+    + r"(?P<id>[0-9](?:[-._,;:|#>* \t\r\n]{0,4}?[0-9]){16,19})"
+    + _FORMAT_SEPARATOR
+    + "/"
+)
+#: A Telegram bot's id (8 to 10 digits, perhaps cut too) and its colon.
+_TELEGRAM_START: Final = re.compile(
+    r"(?<![0-9_:.-])(?P<id>[0-9](?:[-._,;|#>* \t\r\n]{0,4}?[0-9]){7,9})"
+    r"[-._,;|#>* \t\r\n]{0,4}?:[ \t]*+"
+)
+#: Starts of formats without a vendor prefix, each with a word its text must hold (its
+#: separators removed) for the start to be looked for.
+_OWN_STARTS: Final = (
+    ("slack", _SLACK_START),
+    ("discord", _DISCORD_START),
+    (":", _TELEGRAM_START),
+)
+_DIGIT_COLON: Final = re.compile(r"[0-9][-._,;| \t\r\n]{0,3}?:")
 _SKELETON: Final = re.compile(r"[-._,;:|#>*/ \t\r\n]")
 _CANONICAL: Final = {_SKELETON.sub("", prefix): prefix for prefix in VENDOR_PREFIXES}
 #: What follows a prefix: runs of a token's characters and runs of separators (a line
@@ -176,6 +255,11 @@ _REACH: Final = 400  # characters after a prefix the grouping looks at
 _CUTS_UP_TO: Final = 100
 _MAX_PREFIXES: Final = 32  # prefix occurrences regrouped per text, a bound for crafted input
 _WIDTHS: Final = range(1, 65)  # the group widths tried
+
+
+def _first(matches: Iterable[re.Match[str]], count: int) -> list[re.Match[str]]:
+    """The first ``count`` matches (a bound for crafted input)."""
+    return [match for match, _ in zip(matches, range(count), strict=False)]
 
 
 def fold(text: str) -> str:
@@ -203,12 +287,31 @@ def contains_disguised_secret(texts: Sequence[str], alone: Iterable[str] = ()) -
     """
     wholes = list(dict.fromkeys(texts))
     if len(wholes) > 1:
-        glued = _glued([fold(whole) for whole in wholes])
-        if _self_identifying("\n".join([glued, *_rebuilt(glued)])) or _connection(glued):
+        folded = [fold(whole) for whole in wholes]
+        glued = _glued(folded)
+        if _self_identifying("\n".join([glued, *_rebuilt(glued), _token_pieces(folded)])):
+            return True
+        if _connection(glued):
             return True
         wholes.append("\n".join(wholes))
     singles = [text for text in dict.fromkeys(alone) if text not in wholes]
     return any(_holds(text) for text in [*wholes, *singles])
+
+
+_RUN_OF_TOKEN: Final = re.compile(r"[A-Za-z0-9+/=_.:-]++")
+_LABEL_NUMBER: Final = re.compile(r"[0-9]{1,2}[.:)]?")
+
+
+def _token_pieces(folded: list[str]) -> str:
+    """The pieces of a token spread over many texts, each with a label (``part 2: HpTZ``):
+    the runs of a token's characters that are neither plain words nor a label's number,
+    from every text in order, glued."""
+    return "".join(
+        run
+        for text in folded
+        for run in _RUN_OF_TOKEN.findall(text)
+        if _PLAIN_WORD.fullmatch(run) is None and _LABEL_NUMBER.fullmatch(run) is None
+    )
 
 
 _TAIL_RUN: Final = re.compile(r"[A-Za-z0-9_+/-]++\Z")
@@ -259,6 +362,8 @@ def _holds(text: str, decode: bool = True) -> bool:
         return True
     if len(folded) >= _SHORTEST_TOKEN and _self_identifying("\n".join(_rebuilt(folded))):
         return True
+    if "@" in folded and any(_connection(rebuilt) for rebuilt in _rebuilt_connections(folded)):
+        return True
     return decode and any(_holds(decoded, decode=False) for decoded in _decoded(folded))
 
 
@@ -300,8 +405,12 @@ _UNDONE: Final[tuple[tuple[Callable[[str], object], Callable[[str], str]], ...]]
     (_PERCENT_ENCODED.search, percent_decoded),
     (lambda text: "&" in text and ";" in text, _html_unescaped),
     (lambda text: "\\" in text, lambda text: _ESCAPE.sub(_escaped, text)),
+    (lambda text: "\\" in text, octal_escaped),
     (lambda text: True, lambda text: _CONCATENATION.sub("", text)),
     (lambda text: "," in text, lambda text: _CHARACTER_LIST.sub(_characters, text)),
+    (may_hold_codes, lambda text: _CONCATENATION.sub("", character_codes(text))),
+    (may_join_names, lambda text: _CONCATENATION.sub("", names_joined(text))),
+    (lambda text: "echo" in text or "printf" in text, echoed),
 )
 
 
@@ -316,14 +425,37 @@ def _rebuilt(folded: str) -> Iterator[str]:
     for variant in (_unspaced(folded), _PREFIXES.sub(" ", folded)):
         if variant != folded:
             yield variant
-    adjacent = _ADJACENT.sub("", folded)
-    if adjacent != folded:
-        yield adjacent
+    yield from _adjacent_joined(folded)
     # A rebuilt token holding a placeholder's filler (``ghp_xxxx…`` and the word after
     # it) is none: eight equal characters in a row are never random material.
     yield from (token for token in _regrouped(folded) if _FILLER.search(token) is None)
     yield folded[::-1]
     yield folded.translate(_ROT13)
+
+
+_AROUND: Final = 320  # characters kept on each side of a join: more than any token's half
+
+
+def _adjacent_joined(text: str) -> Iterator[str]:
+    """The neighbourhood of each place where literals side by side were put together, in
+    the text with all of them put together: only a token made there is new, and a long
+    text need not be searched again whole for it."""
+    joins, removed, out, kept_from = [], 0, [], 0
+    for match in _first(_ADJACENT.finditer(text), _MAX_DECODED):
+        out.append(text[kept_from : match.start()])
+        kept_from = match.end()
+        joins.append(match.start() - removed)
+        removed += match.end() - match.start()
+    if not joins:
+        return
+    joined = "".join(out) + text[kept_from:]
+    start, end = joins[0] - _AROUND, joins[0] + _AROUND
+    for at in joins[1:]:
+        if at - _AROUND > end:
+            yield joined[max(0, start) : end]
+            start = at - _AROUND
+        end = at + _AROUND
+    yield joined[max(0, start) : end]
 
 
 def _unspaced(text: str) -> str:
@@ -339,6 +471,35 @@ def _unspaced(text: str) -> str:
     return _PREFIXES.sub(" ", "".join(kept))
 
 
+_SCHEME_END: Final = re.compile(r":[-._ \t\r\n]{0,4}?/[-._ \t\r\n]{0,4}?/")
+_BLANK: Final = re.compile(r"\s")
+_BLANK_GAP: Final = re.compile(r"([ \t]*+\r?\n[ \t]*+(?:(?:#|//|--|>|\*|;)[ \t]*+)?|[ \t]++)")
+
+
+def _rebuilt_connections(folded: str) -> Iterator[str]:
+    """Connection strings cut or reversed: the text reversed, and around each ``://``
+    (itself perhaps cut: ``:-//``) the blanks and line breaks between two pieces that are
+    both plain words removed, then also the marks that cut the ``://``. Removing them
+    makes no ``user:password@`` that was not there: only ``:``, ``/`` and ``@`` do."""
+    yield folded[::-1]
+    for match in _first(_SCHEME_END.finditer(folded), _MAX_PREFIXES):
+        at = folded.find("@", match.end(), match.end() + _REACH)
+        if at == -1 or (match.group() == "://" and _BLANK.search(folded, match.end(), at) is None):
+            continue  # no ``@``, or nothing cut: the text as written was scanned
+        window = folded[max(0, match.start() - 40) : match.end() + _REACH]
+        pieces = _BLANK_GAP.split(window)
+        kept = [pieces[0]]
+        for gap, piece in zip(pieces[1::2], pieces[2::2], strict=True):
+            if _PLAIN_WORD.fullmatch(kept[-1]) and _PLAIN_WORD.fullmatch(piece):
+                kept.append(gap)
+            kept.append(piece)
+        joined = "".join(kept)
+        yield joined
+        marks = {mark for mark in "-._" if mark in match.group()}
+        if marks:
+            yield joined.translate({ord(mark): None for mark in marks})
+
+
 def _connection(text: str) -> bool:
     """A ``scheme://user:password@host`` in ``text``: a shape unrelated strings do not
     make when glued, so it counts in the join with nothing between too."""
@@ -346,9 +507,21 @@ def _connection(text: str) -> bool:
 
 
 def _self_identifying(text: str) -> bool:
-    if ANY_SPECIFIC_RULE.search(text) is None:
-        return False
-    return any(next(rule.spans(text), None) is not None for rule in SPECIFIC_RULES)
+    """A self-identifying format in ``text``: a vendor's token, or a key name whose value
+    has an exact shape (``aws_secret_access_key`` and 40 base64 characters, an Azure
+    ``AccountKey``), which a reader cannot make by accident either."""
+    if ANY_SPECIFIC_RULE.search(text) is not None and any(
+        next(rule.spans(text), None) is not None for rule in SPECIFIC_RULES
+    ):
+        return True
+    lowered = text.lower()
+    for words, rule in _NAMED_SHAPES:
+        # Only around the key's name: the rule's pattern is slow on a long text.
+        for found in _first(words.finditer(lowered), _MAX_PREFIXES):
+            near = text[max(0, found.start() - 8) : found.end() + 200]
+            if next(rule.spans(near), None) is not None:
+                return True
+    return False
 
 
 # --- Grouping --------------------------------------------------------------------------
@@ -374,23 +547,19 @@ def _regrouped(text: str) -> Iterator[str]:
     prefixes that hold a mark of their own and are four characters or more
     (``ghp_``, ``sk_live_``, not ``sk-`` or ``hf_``), glued to a word too.
     """
-    yield from _rebuilt_keys(text)
+    skeleton = _SKELETON.sub("", text).replace("_", "")
+    yield from _rebuilt_keys(text, skeleton.lower())
     starts = sorted(
         [*_LOOSE_PREFIX.finditer(text), *_GLUED_PREFIX.finditer(text)],
         key=lambda match: match.start(),
     )
-    if "slack" in _SKELETON.sub("", text).replace("_", ""):
-        for count, match in enumerate(_SLACK_START.finditer(text)):
-            if count >= _MAX_PREFIXES:
-                break
-            starts.append(match)
+    for word, start in _OWN_STARTS:
+        if word in skeleton or (word == ":" and _DIGIT_COLON.search(text) is not None):
+            starts.extend(_first(start.finditer(text), _MAX_PREFIXES))
     for count, match in enumerate(starts):
         if count >= _MAX_PREFIXES:
             return
-        if match.re is _SLACK_START:
-            prefix = f"https://hooks.slack.com/{_SKELETON.sub('', match.group('kind'))}/"
-        else:
-            prefix = _CANONICAL[_SKELETON.sub("", match.group())]
+        prefix = _canonical_start(match)
         after = _pieces(text, match.end())
         glued = match.end() < len(text) and text[match.end()].isalnum()
         yield from _joined(prefix, after, glued, keep="")
@@ -407,17 +576,29 @@ def _regrouped(text: str) -> Iterator[str]:
                 yield from _every(width, begun, pieces, prefix, cut)
 
 
-def _rebuilt_keys(text: str) -> Iterator[str]:
+def _canonical_start(match: re.Match[str]) -> str:
+    """A token's start as its format writes it, from a start read loosely."""
+    if match.re is _SLACK_START:
+        return f"https://hooks.slack.com/{_SKELETON.sub('', match.group('kind'))}/"
+    if match.re is _DISCORD_START:
+        return f"https://discord.com/api/webhooks/{_SKELETON.sub('', match.group('id'))}/"
+    if match.re is _TELEGRAM_START:
+        return _SKELETON.sub("", match.group("id")) + ":"
+    return _CANONICAL[_SKELETON.sub("", match.group())]
+
+
+def _rebuilt_keys(text: str, skeleton: str) -> Iterator[str]:
     """A private key block whose header and body were cut by separators: the header
     read loosely, and the body's characters after it with every separator removed, when
     they read as random (so that prose after a quoted header is not a key body)."""
-    for count, match in enumerate(_KEY_HEADER.finditer(text)):
-        if count >= _MAX_PREFIXES:
-            return
-        body = "".join(chars for sort, chars in _pieces(text, match.end()) if sort == "group")
-        body = body[:_KEY_BODY]
-        if len(body) >= 40 and looks_random(body):
-            yield _KEY_START + body
+    for words, header, start, length in _KEY_HEADERS:
+        if not any(word in skeleton for word in words):
+            continue
+        for match in _first(header.finditer(text), _MAX_PREFIXES):
+            body = "".join(chars for sort, chars in _pieces(text, match.end()) if sort == "group")
+            body = body[:length]
+            if len(body) >= 40 and looks_random(body):
+                yield start + body
 
 
 def _pieces(text: str, start: int) -> list[tuple[str, str]]:
@@ -532,8 +713,9 @@ def _every(
 def _decoded(text: str) -> Iterator[str]:
     for count, match in enumerate(_ENCODED.finditer(text)):
         if count >= _MAX_DECODED:
-            return
+            break
         yield from _decode(match.group())
+    yield from base85_texts(text)
 
 
 def _decode(run: str) -> Iterator[str]:

@@ -34,6 +34,12 @@ from engram.safety.guards import (
     token_like,
     varied,
 )
+from engram.safety.public import (
+    is_ksuid,
+    is_stripe_object_id,
+    named_public,
+    public_value,
+)
 
 __all__ = [
     "ANY_RULE",
@@ -63,6 +69,7 @@ VENDOR_PREFIXES: tuple[str, ...] = tuple(
             *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-", "npm_", "pypi-AgE"),
             *("hf_", "SG.", "AKIA", "ASIA", "eyJ"),
             *("dop_v1_", "doo_v1_", "dor_v1_", "shpat_", "shpca_", "shppa_", "shpss_"),
+            "AGE-SECRET-KEY-1",
         ],
         key=len,
         reverse=True,
@@ -182,7 +189,7 @@ def _assignment(min_length: int, token: bool) -> Locate:
     def locate(match: re.Match[str]) -> tuple[int, int] | None:
         name = next(group for group in ("dq", "sq", "bq", "uv") if match.group(group))
         value = match.group(name)
-        if len(value) < min_length or is_placeholder(value):
+        if len(value) < min_length or is_placeholder(value) or public_value(value):
             return None
         separator = match.group("sep")
         if not separator.strip() and not _is_flag(match):
@@ -217,7 +224,25 @@ def _unquoted_code(match: re.Match[str], value: str, token: bool) -> bool:
         return False
     if not separator.strip():
         return _BARE_WORD.fullmatch(value) is not None
+    key = match.group("key").lower()
+    if separator.strip() == ":" and key != "pass" and _generated_name(value) and has_digit(value):
+        # After ``pw:`` in YAML or a note, an underscore does not make a name of
+        # what is not one (``db_password2`` and ``DB_PASSWORD`` are). ``pass:`` is
+        # openssl's password source, the command-line rule's.
+        return False
     return reads_as_code(value, token)
+
+
+#: A name with underscores: an environment variable's (``DB_PASSWORD_FILE``) or snake
+#: case words (``db_password2``); generated parts or a word with digits in the middle
+#: joined by an underscore are not.
+_SNAKE_NAME = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++|_?[a-z]++(?:_[a-z]++)++[0-9]*+")
+_IDENTIFIER_SHAPE = re.compile(r"[A-Za-z0-9]++(?:_[A-Za-z0-9]++)++")
+
+
+def _generated_name(value: str) -> bool:
+    """An identifier with underscores that is not such a name."""
+    return _IDENTIFIER_SHAPE.fullmatch(value) is not None and _SNAKE_NAME.fullmatch(value) is None
 
 
 _COOKIE_VALUE = re.compile(r"=([^;\s,\\\"']{16,})")
@@ -371,7 +396,13 @@ def _is_public_identifier(match: re.Match[str], core: str) -> bool:
     ):
         return True
     before = text[max(0, start - 96) : start]
-    if _named_request_id(before) or _encodes_text(core, match.group()):
+    if (
+        is_stripe_object_id(core)
+        or is_ksuid(core)
+        or _named_request_id(before)
+        or named_public(before)
+        or _encodes_text(core, match.group())
+    ):
         return True
     if any(before.endswith(label) and len(core) == size for label, size in _DIGEST_LABELS.items()):
         return True
@@ -439,6 +470,173 @@ _SLACK_WEBHOOK = re.compile(
     r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}+"
 )
 
+_DISCORD_WEBHOOK = re.compile(
+    r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/"
+    r"[0-9]{17,20}+/[A-Za-z0-9_-]{60,}+"
+)
+# A Discord bot token: the bot's id (a snowflake: 17 to 20 digits) in base64, a dot, six
+# characters of a timestamp, a dot, the HMAC. The first segment must decode to the digits.
+_DISCORD_BOT = re.compile(
+    r"\.(?<=[A-Za-z0-9]{22}\.)[A-Za-z0-9_-]{6}\.(?P<mac>[A-Za-z0-9_-]{27,40}+)(?![A-Za-z0-9_.-])"
+)
+# A Telegram bot token: the bot's numeric id, a colon, 35 characters of base64url.
+_TELEGRAM_BOT = re.compile(r":(?<=[0-9]{8}:)(?P<secret>[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])")
+_MAILGUN = re.compile(
+    r"key-(?<![A-Za-z0-9_-]....)[0-9a-f]{32}(?![A-Za-z0-9_-])"
+    r"|-(?<=[0-9a-f]{32}-)[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9_-])"
+)
+_AZURE_KEY = re.compile(
+    r"(?:AccountKey|SharedAccessKey|accountkey|ACCOUNTKEY)[ \t]*+=[ \t]*+"
+    r"(?P<secret>[A-Za-z0-9+/]{40,}+={0,2}+)"
+)
+# Hex keys name no vendor themselves (Datadog API and application keys, Twilio auth
+# tokens, Mailgun keys): the vendor's name on the same line or the one before does.
+_VENDOR_HEX = re.compile(
+    r"(?:[DTMdtm](?<![A-Za-z0-9].)(?:atadog|ATADOG|wilio|WILIO|ailgun|AILGUN|D_|d_))"
+    r"[^\n]{0,80}?(?:\n[^\n]{0,80}?)?"
+    r"(?<![A-Za-z0-9_/@:.#-])(?P<secret>[0-9a-fA-F]{32}(?:[0-9a-fA-F]{8})?)(?![A-Za-z0-9_-])"
+)
+_TOKEN_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+_DIGEST_WORDS = re.compile(r"(?i:commit|sha|digest|hash|md5|checksum|rev|fingerprint|etag)")
+
+
+def _vendor_hex(match: re.Match[str]) -> tuple[int, int] | None:
+    """A hex key near its vendor's name, unless a digest's label stands right before it
+    (``commit 3f9a…``, ``sha1: …``, ``md5 …``)."""
+    start = match.start("secret")
+    before = match.string[max(match.start(), start - 16) : start]
+    if _DIGEST_WORDS.search(before) or not _hex_key(match.group("secret")):
+        return None
+    return match.span("secret")
+
+
+def _run_back(text: str, end: int, alphabet: str, longest: int) -> int:
+    """Where the run of ``alphabet`` characters that ends at ``end`` starts (at most
+    ``longest`` back)."""
+    start = end
+    while start > 0 and end - start < longest and text[start - 1] in alphabet:
+        start -= 1
+    return start
+
+
+def _telegram(match: re.Match[str]) -> tuple[int, int] | None:
+    """8 to 10 digits (the bot's id) standing alone before the colon."""
+    text, colon = match.string, match.start()
+    start = _run_back(text, colon, "0123456789", 11)
+    if not 8 <= colon - start <= 10 or (start > 0 and text[start - 1] in _TOKEN_CHARACTERS):
+        return None
+    if start > 0 and text[start - 1] in ":.":
+        return None
+    secret = match.group("secret")
+    return match.span("secret") if classes(secret) >= 2 and varied(secret) else None
+
+
+def _mailgun(match: re.Match[str]) -> tuple[int, int] | None:
+    start, end = match.span()
+    if match.group().startswith("-"):
+        start -= 32
+        if start > 0 and match.string[start - 1] in _TOKEN_CHARACTERS:
+            return None
+    return (start, end) if _hex_key(match.string[start:end]) else None
+
+
+def _hex_key(value: str) -> bool:
+    return classes(value) >= 2 and varied(value, at_least=6)
+
+
+def _discord_bot(match: re.Match[str]) -> tuple[int, int] | None:
+    """The first segment, before the match, is the bot's id (17 to 20 digits) in base64,
+    standing alone and opening with ``M``, ``N`` or ``O`` (base64 of a digit)."""
+    import base64
+    import binascii
+
+    text, dot = match.string, match.start()
+    start = _run_back(text, dot, _ALNUM, 27)
+    if not 22 <= dot - start <= 26 or text[start] not in "MNO":
+        return None
+    if start > 0 and (text[start - 1] in _TOKEN_CHARACTERS or text[start - 1] == "."):
+        return None
+    segment = text[start:dot]
+    try:
+        decoded = base64.b64decode(segment + "=" * (-len(segment) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not (decoded.isdigit() and 17 <= len(decoded) <= 20):
+        return None
+    return (start, match.end()) if varied(match.group("mac")) else None
+
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+# --- Passwords stated in prose -------------------------------------------------------------
+# "the staging password is …", "the password for the db was changed to …", "log in with
+# admin / …": a password word, up to four words about it, a verb, then the value. The
+# words between may not make the subject something else than the password itself
+# ("the password hashing algorithm is argon2id").
+_PROSE_PASSWORD = re.compile(
+    r"(?i:p(?<![A-Za-z0-9_-].)(?:ass(?:words?|wd|phrase|code)|wd|w)(?![A-Za-z0-9_])"
+    r"(?P<about>(?:[ \t]++[A-Za-z0-9'()_.-]{1,24}+){0,4}?)"
+    r"[ \t]++(?:is|was|will[ \t]be|has[ \t]been|becomes|remains|to|(?:set|changed|reset)[ \t]to)"
+    r"(?:[ \t]++(?:now|still|just|simply|currently|literally"
+    r"|(?:set|changed|reset|updated|rotated)[ \t]++to))?(?:[ \t]*+[:=])?)[ \t]++"
+    r"[\"'`\u201c\u2018]?+(?P<secret>[^\s\"'`\u201d\u2019]{4,64}+)"
+)
+_PROSE_LOGIN = re.compile(
+    r"(?i:[lsc](?<![A-Za-z0-9_-].)(?:og[ -]?(?:in|on)|ign[ -]?(?:in|on)|redentials|reds))"
+    r"(?:[ \t]++(?:with|as|using|via|is|are))?(?:[ \t]*+:)?[ \t]++"
+    r"(?P<user>[A-Za-z0-9._@+-]{1,64}+)[ \t]*+/[ \t]*+(?P<secret>[^\s/\"'`]{4,64}+)"
+)
+_NOT_THE_PASSWORD = re.compile(
+    r"(?i:hash|polic|length|field|algorithm|format|rule|requirement|manager|strength|prompt"
+    r"|reset|complexity|expir|encod|hint|file|stor|env|variable|column|type|input|form|less)"
+)
+_ACRONYM_NUMBER = re.compile(r"[A-Z]{2,8}+[-/]?[0-9]{1,4}+[a-z]{0,2}+")
+_TRAILING = ".,;:!?)]}>*"
+
+
+def _prose_secret(match: re.Match[str]) -> tuple[int, int] | None:
+    """A value stated as a password in prose: six characters or more, letters with digits
+    (eight or more) or signs, not a placeholder, a path, a URL, a reference or a name
+    of a standard (``SHA-256``)."""
+    about = match.groupdict().get("about")
+    if about and _NOT_THE_PASSWORD.search(about):
+        return None
+    start, value = match.start("secret"), match.group("secret").rstrip(_TRAILING)
+    letters = any(character.isalpha() for character in value)
+    signs = any(not character.isalnum() for character in value)
+    if len(value) < (6 if signs else 8) or not letters:
+        return None
+    if not (has_digit(value) or signs) and not _generated_letters(value):
+        return None
+    if "://" in value or is_placeholder(value) or _ACRONYM_NUMBER.fullmatch(value):
+        return None
+    if _SNAKE_NAME.fullmatch(value) or _DOTTED_NAME.fullmatch(value):
+        return None  # ``DB_PASSWORD_FILE``, ``settings.db_password``: a name, not a value
+    return start, start + len(value)
+
+
+_CAMEL_WORDS = re.compile(
+    r"(?:[A-Z][a-z]{2,}+|[A-Z]{2,5}+(?![a-z]))++|[a-z]{2,}+(?:[A-Z][a-z]{2,}+)++"
+)
+
+
+def _generated_letters(value: str) -> bool:
+    """Letters only, twelve or more, both cases, and not words run together
+    (``GitHubActions``): ``NeitJajMccYGTt``."""
+    return (
+        len(value) >= 12
+        and value.isalpha()
+        and not value.islower()
+        and not value.isupper()
+        and _CAMEL_WORDS.fullmatch(value) is None
+    )
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_]++(?:\.[A-Za-z_]++)++(?:\(\))?")
+
 _TYPE_HINT = r"[A-Za-z_][\w.]{0,40}+(?:\[[\w., |\[\]]{0,60}\])?"
 _VALUE = (
     r"(?:\"(?P<dq>[^\s\"]{1,256}+)\"|'(?P<sq>[^\s']{1,256}+)'|`(?P<bq>[^\s`]{1,256}+)`"
@@ -450,17 +648,20 @@ def _assigned(keys: str) -> re.Pattern[str]:
     """``key = value`` in code, JSON, YAML, TOML, ``.env`` and ``--key value`` forms; the
     separator may carry a type hint (``password: str = "…"``)."""
     return re.compile(
-        rf"(?P<key>{keys})[\"']?(?P<sep>[ \t]*+:[ \t]*+{_TYPE_HINT}[ \t]*+=[ \t]*+"
+        rf"(?P<key>{keys})[\"'`]?(?P<sep>[ \t]*+:[ \t]*+{_TYPE_HINT}[ \t]*+=[ \t]*+"
         rf"|[ \t]*+(?::=|=>|==|=|:)[ \t]*+|[ \t]++(?!-)){_VALUE}",
         re.IGNORECASE,
     )
 
 
-_PASSWORD_KEYS = r"pass(?:words?|wd|phrase|(?<![a-z]....))|pwd|sshpass|rediscli_auth"
+_PASSWORD_KEYS = (
+    r"pass(?:words?|wd|phrase|(?<![a-z]....))|pwd|sshpass|rediscli_auth|pw(?<![A-Za-z0-9]..)"
+)
 _SECRET_KEYS = r"secret(?:[_-]?key)?"
 _TOKEN_KEYS = (
     r"api[_-]?(?:key|secret|token)|apikey"
-    r"|(?:access|auth|refresh|session|private)[_-]?(?:key|token)|token|credentials?+"
+    r"|(?:access|auth|refresh|session|private|account)[_-]?(?:key|token)"
+    r"|shared[_-]?access[_-]?key|token|credentials?+"
 )
 _AWS_SECRET = re.compile(
     r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*+(?::=|=>|=|:)"
@@ -705,7 +906,29 @@ RULES: tuple[Rule, ...] = (
         _token("eyJ", r"[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"),
         _whole(lambda _: True),
     ),
+    Rule(
+        "age_secret_key",
+        SPECIFIC,
+        _token("AGE-SECRET-KEY-1", "[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+        _TOKEN_CHECK,
+    ),
+    Rule(
+        "discord_webhook_url",
+        SPECIFIC,
+        _DISCORD_WEBHOOK,
+        _whole(lambda value: varied(value, at_least=10, tail=24)),
+    ),
+    Rule("discord_bot_token", SPECIFIC, _DISCORD_BOT, _discord_bot),
+    Rule(
+        "telegram_bot_token",
+        SPECIFIC,
+        _TELEGRAM_BOT,
+        _telegram,
+    ),
+    Rule("mailgun_key", SPECIFIC, _MAILGUN, _mailgun),
     Rule("aws_secret_access_key", CONTEXT, _AWS_SECRET, _group("secret", varied)),
+    Rule("azure_key", CONTEXT, _AZURE_KEY, _group("secret", lambda v: varied(v, at_least=10))),
+    Rule("vendor_hex_key", CONTEXT, _VENDOR_HEX, _vendor_hex),
     Rule("connection_string", CONTEXT, _CONNECTION, _group("secret", _url_password)),
     Rule("bearer_token", CONTEXT, _BEARER, _group("secret", lambda v: token_like(v) and varied(v))),
     Rule(
@@ -721,6 +944,8 @@ RULES: tuple[Rule, ...] = (
     Rule("generic_api_key_assignment", CONTEXT, _assigned(_TOKEN_KEYS), _assignment(12, True)),
     Rule("secret_assignment", CONTEXT, _assigned(_SECRET_KEYS), _assignment(8, True)),
     Rule("command_line_password", CONTEXT, _CLI_PASSWORD, _cli_password),
+    Rule("password_in_prose", CONTEXT, _PROSE_PASSWORD, _prose_secret),
+    Rule("password_in_prose", CONTEXT, _PROSE_LOGIN, _prose_secret),
     Rule("high_entropy_string", FALLBACK, _RUN, _high_entropy),
 )
 

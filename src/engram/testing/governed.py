@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engram.memory.binding import MEMORY_TOOLS, Binding
+from engram.memory.binding import Binding
+from engram.memory.tools import MEMORY_TOOLS
 
 __all__ = [
     "DIGEST",

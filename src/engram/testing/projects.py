@@ -17,10 +17,16 @@ from typing import Any
 
 from engram.testing.clients import LineClient, StartServer, start_in_process
 
-__all__ = ["ENGRAM", "Project", "new_project", "run_engram"]
+__all__ = ["ENGRAM", "Project", "edit_file", "new_project", "run_engram"]
 
 #: The ``engram`` command installed next to this interpreter.
 ENGRAM = Path(sys.executable).with_name("engram")
+
+
+def edit_file(path: Path, text: str) -> None:
+    """Write a repository file as a person edits it (not through engram)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def run_engram(
