@@ -1,6 +1,6 @@
-"""Both backends rank alike: the same records, the same question, the same BM25 scores
+"""Every store ranks alike: the same records, the same question, the same BM25 scores
 in the same order, stage by stage (SQLite FTS5's ``bm25()``; PostgreSQL's postings
-scored with its formula)."""
+scored with its formula; the in-memory store the domain's tests run on, with the same)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from engram.crypto.keyfiles import create_keyring
+from engram.memory.engine import MemoryEngine
 from engram.search import lexical
 from engram.search.analysis import query_groups
 from engram.store.location import DatabaseUrl
-from engram.testing import Clock, binding
+from engram.testing import Clock, InMemoryStore, binding
 from tests.memory.conftest import Memory, open_memory
 
 WORDS = (
@@ -88,7 +90,7 @@ def _tie_order(found: tuple[str, float]) -> tuple[float, str]:
 
 
 @pytest.mark.parametrize("prune_at", [lexical.PRUNE_MIN_DOCUMENTS, 40])
-def test_both_backends_give_the_same_ranking_and_scores(
+def test_every_store_gives_the_same_ranking_and_scores(
     tmp_path: Path, postgres_url: DatabaseUrl, monkeypatch: pytest.MonkeyPatch, prune_at: int
 ) -> None:
     monkeypatch.setattr(lexical, "PRUNE_MIN_DOCUMENTS", prune_at)  # 40: stages of common words
@@ -99,6 +101,12 @@ def test_both_backends_give_the_same_ranking_and_scores(
         memory = open_memory(tmp_path / name, Clock(), location=location)
         ids = {memory.admit(text, f"rank{number:04d}"): text for number, text in enumerate(texts)}
         stores.append((memory, ids))
+    # The in-memory store the domain's tests run on ranks as the real ones do.
+    clock = Clock()
+    keys = create_keyring(tmp_path / "memory" / "memory.db.keys")
+    memory = Memory(MemoryEngine(InMemoryStore(), keys, clock=clock), clock, None)
+    ids = {memory.admit(text, f"rank{number:04d}"): text for number, text in enumerate(texts)}
+    stores.append((memory, ids))
     scope_id = binding().scope.scope_id
     staged = 0
     for question in QUESTIONS:
@@ -113,15 +121,16 @@ def test_both_backends_give_the_same_ranking_and_scores(
                     break
                 stages.append([(ids[row.record_id], score) for row, score in found])
             rankings.append(stages)
-        sqlite, postgresql = rankings
-        assert len(sqlite) == len(postgresql), question
+        sqlite, *others = rankings
         staged += len(sqlite) > 1
-        for ours, theirs in zip(sqlite, postgresql, strict=True):
-            # Equal scores are ordered by record id, which differs between the stores.
-            assert _by_score(theirs) == pytest.approx(_by_score(ours), rel=1e-9), question
-            assert [text for text, _ in sorted(ours, key=_tie_order)] == [
-                text for text, _ in sorted(theirs, key=_tie_order)
-            ], question
+        for other in others:  # PostgreSQL, then the in-memory store
+            assert len(sqlite) == len(other), question
+            for ours, theirs in zip(sqlite, other, strict=True):
+                # Equal scores are ordered by record id, which differs between the stores.
+                assert _by_score(theirs) == pytest.approx(_by_score(ours), rel=1e-9), question
+                assert [text for text, _ in sorted(ours, key=_tie_order)] == [
+                    text for text, _ in sorted(theirs, key=_tie_order)
+                ], question
     for memory, _ in stores:
         memory.engine.store.close()
     assert staged > 0 if prune_at == 40 else staged == 0
