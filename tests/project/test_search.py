@@ -10,7 +10,7 @@ from engram.project.layout import Layout
 from engram.project.memory_file import Memory
 from engram.project.routing import replaced_by, replacements_first
 from engram.project.workspace import ProjectMemory
-from tests.project.conftest import memory_text, write_memory_file
+from tests.project.conftest import memory_text, without_confidence_floor, write_memory_file
 
 #: (id, type, title, content): a small project's memories.
 MEMORIES = [
@@ -115,7 +115,7 @@ def test_search_entries_carry_id_type_scope_score_and_title_best_first(
         ("nightly-backups", "knowledge", "workspace"),
     ]
     assert [sorted(e) for e in entries] == [
-        ["channels", "id", "scope", "score", "title", "type"]
+        ["channels", "confidence", "id", "scope", "score", "title", "type"]
     ] * 3
     assert {tuple(e["channels"]) for e in entries} == {("lexical",)}
     assert entries[0]["title"] == "Database migrations"
@@ -238,6 +238,7 @@ def test_replacements_come_first_along_a_chain_and_rings_stay_in_score_order() -
 def test_route_entries_are_in_load_order_not_sorted_by_score(
     memory: ProjectMemory, layout: Layout
 ) -> None:
+    without_confidence_floor(layout)
     _write_project(layout)
     query = "format the database migrations before release"
 
