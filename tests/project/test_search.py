@@ -292,3 +292,23 @@ def test_in_a_large_index_common_words_count_only_when_nothing_rarer_matches(
     assert sorted(e["id"] for e in found) == [f"filler-{n:04d}" for n in range(0, 2_100, 10)]
     # Counts go through the index's stemmer: "builds" is as common as "build".
     assert [e["id"] for e in memory.search("builds the tarball", 5).entries] == ["tarball-signing"]
+
+
+def test_each_entry_has_a_confidence_and_a_minimum_leaves_out_the_entries_under_it(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    _write_project(layout)
+    write_memory_file(layout, "deploy-helm", "knowledge", "Deploy with helm to the cluster")
+    write_memory_file(layout, "deploy-notes", "knowledge", "Deploy notes of last year")
+
+    every = memory.search("deploy with helm").entries
+    sure = memory.search("deploy with helm", min_confidence=0.5).entries
+
+    # The last hit scores above the second: its margin is its whole score (none follows).
+    assert [(e["id"], e["confidence"]) for e in every] == [
+        ("deploy-helm", 0.8123),
+        ("deploy-notes", 0.0329),
+        ("deploy-with-blue-green", 0.0773),
+    ]
+    assert [e["id"] for e in sure] == ["deploy-helm"]
+    assert sure[0] == every[0]
