@@ -119,6 +119,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--embed-at-most", type=int, help="derive the other records' vectors")
     parser.add_argument("--no-stdio", action="store_true", help="time in process only")
+    parser.add_argument("--record-as", help="the results key (default hybrid_search_RECORDS)")
     options = parser.parse_args()
     started = time.perf_counter()
     profile, reused = build_store(options.records, semantic=True)
@@ -163,10 +164,10 @@ def main() -> None:
     memory.close()
     lexical_only.close()
     if options.no_stdio:
-        record(f"hybrid_search_{options.records}", figures)
+        record(options.record_as or f"hybrid_search_{options.records}", figures)
         return
     figures["stdio_hybrid"] = _over_stdio(profile, questions[options.queries :])
-    record(f"hybrid_search_{options.records}", figures)
+    record(options.record_as or f"hybrid_search_{options.records}", figures)
 
 
 if __name__ == "__main__":

@@ -177,6 +177,8 @@ def test_load_data_names_what_was_selected_packed_carded_and_omitted(project: Pr
     filler = " ".join(f"detail{n}" for n in range(60))
     for n in range(6):
         project.write_memory(f"deploy-step-{n}", "knowledge", f"Deploy step {n}: {filler}.")
+    # Six memories alike: none is sure to be the one, and packing is what is tested here.
+    (project.base / "config.json").write_text('{"load": {"confidence_floor": 0}}')
     data = data_of(
         call(project.start(), "engram_load", {"query": "deploy step", "budget_tokens": 250})
     )

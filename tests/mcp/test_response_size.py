@@ -93,6 +93,8 @@ def test_the_commit_response_is_within_the_bound_too(project: Project) -> None:
 
 
 def test_a_large_load_carries_each_memory_once(project: Project) -> None:
+    # Thirty memories about deploys alike: none is sure, and a large load is what is tested.
+    (project.base / "config.json").write_text('{"load": {"confidence_floor": 0}}')
     reply = call(project.start(), "engram_load", {"query": "deploy", "budget_tokens": 16_000})
     line = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
     loaded = data_of(reply)

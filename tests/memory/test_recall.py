@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from engram.canonical import digest
 from engram.memory.settings import HostPolicy
+from engram.search.analysis import query_groups
+from engram.search.confidence import LEXICAL, signals
 from engram.testing import NOW, PURPOSE, Clock, binding, capture_args
 from tests.memory.conftest import Memory, open_memory
 
@@ -356,6 +358,8 @@ def test_the_rank_receipt_counts_only_disclosable_records(memory: Memory) -> Non
             "eligible",
             "returned",
             "oversized_left_out",
+            "confidence",
+            "confidences",
             "ranked_at",
             "receipt_digest",
         }
@@ -369,3 +373,56 @@ def test_a_record_is_found_by_its_own_words_in_compatibility_forms(
     record_id = memory.admit(f"{word} appears in this record.", "compat-word")
     found = _search(memory, word)["output"]["value"]["records"]
     assert [packet["record"]["record_id"] for packet in found] == [record_id]
+
+
+def test_the_rank_receipt_names_the_confidence_model_and_each_returned_records_confidence(
+    memory: Memory,
+) -> None:
+    first = memory.admit("Deploys to staging run from the deploy job.", "d1")
+    second = memory.admit("Staging holds a copy of last week's data.", "d2")
+
+    value = _search(memory, "deploy to staging")["output"]["value"]
+    receipt = value["rank_receipt"]
+
+    assert receipt["returned"] == [first, second]
+    assert receipt["confidence"] == {"model": "logistic-lexical", "version": LEXICAL.version}
+    # The first holds both terms and is the best BM25 hit; the second holds one of two.
+    share = value["records"][1]["score"] / value["records"][0]["score"]
+    parts = [(1.0, 1.0, None), (share, share, None)]
+    groups = query_groups("deploy to staging")
+    assert receipt["confidences"] == [
+        LEXICAL(signals(groups, parts, 0, "Deploys to staging run from the deploy job.")),
+        LEXICAL(signals(groups, parts, 1, "Staging holds a copy of last week's data.")),
+    ]
+    assert "low_confidence_left_out" not in receipt
+
+
+def test_a_minimum_confidence_leaves_out_the_records_under_it_and_counts_them(
+    memory: Memory,
+) -> None:
+    memory.admit("Deploys to staging run from the deploy job.", "d1")
+    memory.admit("Staging holds a copy of last week's data.", "d2")
+    every = _search(memory, "deploy to staging")["output"]["value"]["rank_receipt"]
+    middle = (every["confidences"][0] + every["confidences"][1]) / 2
+
+    kept = _search(memory, "deploy to staging", capability_policy={"minimum_confidence": middle})[
+        "output"
+    ]["value"]
+    none = _search(memory, "deploy to staging", capability_policy={"minimum_confidence": 1})[
+        "output"
+    ]["value"]
+
+    assert kept["rank_receipt"]["returned"] == every["returned"][:1]
+    assert kept["rank_receipt"]["low_confidence_left_out"] == 1
+    assert none["records"] == []
+    assert none["rank_receipt"]["low_confidence_left_out"] == 2
+    # The floor is bound with the other parameters: a search without it has its own digest.
+    assert kept["rank_receipt"]["parameters"] != every["parameters"]
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, "0.5", True, None])
+def test_a_minimum_confidence_outside_0_to_1_or_not_a_number_is_invalid_schema(
+    memory: Memory, value: Any
+) -> None:
+    envelope = _search(memory, "x", capability_policy={"minimum_confidence": value})
+    assert envelope["error"]["code"] == "INVALID_SCHEMA"

@@ -91,6 +91,12 @@ def write_config(layout: Layout, text: str) -> None:
     layout.config.write_text(text, encoding="utf-8")
 
 
+def without_confidence_floor(layout: Layout) -> None:
+    """Load every routed memory whatever its confidence: for tests of what routing does
+    after the floor (order, roles, limits, packing) in projects too small to be sure."""
+    write_config(layout, '{"load": {"confidence_floor": 0}}')
+
+
 #: The text of a rule candidate that :func:`bury_a_related_rule` buries a related rule for.
 BURIED_CANDIDATE = "Alpha beta gamma delta epsilon"
 

@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from engram.compose import open_project
+from engram.errors import ConfigError
 from engram.project.layout import Layout, init_layout
 from engram.project.packing import estimate_tokens
 from engram.project.workspace import ProjectMemory
-from tests.project.conftest import write_config, write_memory_file
+from tests.project.conftest import without_confidence_floor, write_config, write_memory_file
 
 FILLER = {
     "editor-config": "Editors read the editorconfig file",
@@ -107,6 +108,7 @@ def test_the_token_estimate_is_utf8_bytes_divided_by_four_rounded_up() -> None:
 def test_rules_load_first_then_decisions_then_the_rest(
     memory: ProjectMemory, layout: Layout
 ) -> None:
+    without_confidence_floor(layout)
     add_filler(layout)
     write_memory_file(layout, "deploy-checklist", "knowledge", "Deploy deploy deploy checklist")
     write_memory_file(layout, "deploy-script", "skill", "Run make deploy")
@@ -207,6 +209,7 @@ def _role_memories(layout: Layout) -> None:
 def test_a_memory_naming_roles_is_hidden_when_the_configured_roles_name_none_of_them(
     memory: ProjectMemory, layout: Layout, roles: list[str], visible: list[str]
 ) -> None:
+    without_confidence_floor(layout)
     _role_memories(layout)
     memory.set_roles(roles)
 
@@ -224,6 +227,7 @@ def test_a_memory_naming_roles_is_hidden_when_the_configured_roles_name_none_of_
 def test_archived_superseded_and_low_confidence_memories_are_hidden(
     memory: ProjectMemory, layout: Layout
 ) -> None:
+    without_confidence_floor(layout)
     add_filler(layout)
     write_memory_file(layout, "deploy-now", "knowledge", "Deploy with helm")
     write_memory_file(
@@ -335,6 +339,7 @@ def _tiered_memories(layout: Layout) -> tuple[str, str]:
 def test_what_does_not_fit_becomes_a_card_and_what_does_not_fit_as_a_card_is_omitted(
     memory: ProjectMemory, layout: Layout
 ) -> None:
+    without_confidence_floor(layout)
     rule_content, header = _tiered_memories(layout)
 
     result = memory.load("deploy", budget_tokens=200, explain=True)
@@ -352,6 +357,7 @@ def test_what_does_not_fit_becomes_a_card_and_what_does_not_fit_as_a_card_is_omi
 
 
 def test_cards_disclosure_shows_only_one_line_cards(memory: ProjectMemory, layout: Layout) -> None:
+    without_confidence_floor(layout)
     _, header = _tiered_memories(layout)
 
     result = memory.load("deploy", budget_tokens=1600, disclosure="cards")
@@ -440,6 +446,7 @@ def test_explain_gives_how_terms_and_score_and_reasons_for_omissions(
             "how": "direct",
             "terms": ["deploy", "script"],
             "score": direct["score"],
+            "confidence": 0.7851,
         },
         {"id": "deploy-old", "chosen": False, "reason": "lifecycle"},
     ]
@@ -513,6 +520,7 @@ def test_rules_that_match_only_weightless_words_do_not_crowd_out_relevant_memory
 def test_memories_cut_by_the_limit_are_omitted_for_budget(
     memory: ProjectMemory, layout: Layout
 ) -> None:
+    without_confidence_floor(layout)
     for number in range(10):
         write_memory_file(layout, f"deploy-{number}", "knowledge", f"Deploy step {number}")
     result = memory.load("deploy step", explain=True)
@@ -551,3 +559,58 @@ def test_one_call_brings_the_index_up_to_date_once(
         memory.write_note(memory.note("The cache warms slowly", "", "knowledge", "workspace"))
         memory.search("cache")
     assert len(refreshes) == 3  # the call's own, and the one after the write
+
+
+# --- the confidence floor -----------------------------------------------------------------
+
+
+def test_a_task_about_nothing_stored_loads_nothing_and_explains_each_omission(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    add_filler(layout)
+    write_memory_file(layout, "deploy-helm", "knowledge", "Deploy with helm to the cluster")
+    write_memory_file(layout, "deploy-notes", "knowledge", "Deploy notes of last year")
+
+    result = memory.load("deploy the mobile app to the app store", explain=True)
+
+    assert result.selected_keys == []
+    # Each shares one word of the task ("deploy", or "app" for the frontend's memory).
+    assert result.explain == [
+        {"id": "deploy-helm", "chosen": False, "reason": "low-relevance", "confidence": 0.1627},
+        {"id": "deploy-notes", "chosen": False, "reason": "low-relevance", "confidence": 0.1572},
+        {"id": "frontend-stack", "chosen": False, "reason": "low-relevance", "confidence": 0.3233},
+    ]
+
+
+def test_the_floor_comes_from_the_configuration_and_a_memory_to_load_always_passes_it(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    add_filler(layout)
+    write_memory_file(layout, "deploy-helm", "knowledge", "Deploy with helm to the cluster")
+    write_memory_file(layout, "deploy-notes", "knowledge", "Deploy notes of last year")
+
+    default = memory.load("deploy with helm", explain=True)
+    write_memory_file(
+        layout, "deploy-notes", "knowledge", "Deploy notes of last year", tags=("always-load",)
+    )
+    always = memory.load("deploy with helm", explain=True)
+    write_config(layout, '{"load": {"confidence_floor": 0}}')
+    everything = memory.load("deploy with helm", explain=True)
+
+    assert default.selected_keys == ["deploy-helm"]
+    assert default.explain[1:] == [
+        {"id": "deploy-notes", "chosen": False, "reason": "low-relevance", "confidence": 0.121}
+    ]
+    assert default.explain[0]["confidence"] == 0.8027
+    assert always.selected_keys == ["deploy-helm", "deploy-notes"]
+    assert everything.selected_keys == ["deploy-helm", "deploy-notes"]
+
+
+@pytest.mark.parametrize("value", ["-0.1", "1.5", '"0.5"', "true"])
+def test_a_confidence_floor_outside_0_to_1_is_a_configuration_error(
+    memory: ProjectMemory, layout: Layout, value: str
+) -> None:
+    write_config(layout, json.dumps({"load": {"confidence_floor": json.loads(value)}}))
+
+    with pytest.raises(ConfigError):
+        memory.load("deploy")

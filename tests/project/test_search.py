@@ -10,7 +10,7 @@ from engram.project.layout import Layout
 from engram.project.memory_file import Memory
 from engram.project.routing import replaced_by, replacements_first
 from engram.project.workspace import ProjectMemory
-from tests.project.conftest import memory_text, write_memory_file
+from tests.project.conftest import memory_text, without_confidence_floor, write_memory_file
 
 #: (id, type, title, content): a small project's memories.
 MEMORIES = [
@@ -115,7 +115,7 @@ def test_search_entries_carry_id_type_scope_score_and_title_best_first(
         ("nightly-backups", "knowledge", "workspace"),
     ]
     assert [sorted(e) for e in entries] == [
-        ["channels", "id", "scope", "score", "title", "type"]
+        ["channels", "confidence", "id", "scope", "score", "title", "type"]
     ] * 3
     assert {tuple(e["channels"]) for e in entries} == {("lexical",)}
     assert entries[0]["title"] == "Database migrations"
@@ -238,6 +238,7 @@ def test_replacements_come_first_along_a_chain_and_rings_stay_in_score_order() -
 def test_route_entries_are_in_load_order_not_sorted_by_score(
     memory: ProjectMemory, layout: Layout
 ) -> None:
+    without_confidence_floor(layout)
     _write_project(layout)
     query = "format the database migrations before release"
 
@@ -291,3 +292,23 @@ def test_in_a_large_index_common_words_count_only_when_nothing_rarer_matches(
     assert sorted(e["id"] for e in found) == [f"filler-{n:04d}" for n in range(0, 2_100, 10)]
     # Counts go through the index's stemmer: "builds" is as common as "build".
     assert [e["id"] for e in memory.search("builds the tarball", 5).entries] == ["tarball-signing"]
+
+
+def test_each_entry_has_a_confidence_and_a_minimum_leaves_out_the_entries_under_it(
+    memory: ProjectMemory, layout: Layout
+) -> None:
+    _write_project(layout)
+    write_memory_file(layout, "deploy-helm", "knowledge", "Deploy with helm to the cluster")
+    write_memory_file(layout, "deploy-notes", "knowledge", "Deploy notes of last year")
+
+    every = memory.search("deploy with helm").entries
+    sure = memory.search("deploy with helm", min_confidence=0.5).entries
+
+    # The last hit scores above the second: its margin is its whole score (none follows).
+    assert [(e["id"], e["confidence"]) for e in every] == [
+        ("deploy-helm", 0.8123),
+        ("deploy-notes", 0.0329),
+        ("deploy-with-blue-green", 0.0773),
+    ]
+    assert [e["id"] for e in sure] == ["deploy-helm"]
+    assert sure[0] == every[0]

@@ -15,14 +15,15 @@ import pytest
 
 from engram.compose import open_project
 from engram.errors import ConfigError
-from engram.project.config import load_config
+from engram.project.config import CONFIDENCE_FLOOR, load_config
 from engram.project.layout import Layout
 from engram.project.semantic import ProjectVectors
 from engram.project.workspace import ProjectMemory
+from engram.search.confidence import HYBRID, LEXICAL
 from engram.search.embedding import MODEL, load_embedder
 from engram.search.fusion import LEXICAL_WEIGHT
 from engram.testing import StartServer, call, data_of, new_project
-from tests.project.conftest import write_memory_file
+from tests.project.conftest import without_confidence_floor, write_memory_file
 
 FRENCH = "Les paiements refusés sont réessayés trois fois, avec un délai qui double à chaque fois"
 #: An English question that shares no word with the French memory.
@@ -76,7 +77,12 @@ def test_a_question_in_english_finds_a_memory_written_in_french(
         ),
         "model": MODEL,
         "fusion": "convex_combination",
+        "confidence": {"model": "logistic-hybrid", "version": HYBRID.version},
     }
+    # Found by meaning alone, in another language: under the default load floor.
+    assert first["confidence"] < CONFIDENCE_FLOOR
+    assert hybrid.load(QUESTION).selected_keys == []
+    without_confidence_floor(layout)
     assert hybrid.load(QUESTION).selected_keys[0] == "payment-retries"
     assert hybrid.route_entries(QUESTION).entries[0]["id"] == "payment-retries"
 
@@ -245,6 +251,7 @@ def test_engram_search_over_mcp_names_the_channels_that_ranked(
     assert first["ranking"] == {
         "channels": ["lexical"],
         "algorithm": "bm25(k1=1.2, b=0.75, idf=ln(1+(N-n+0.5)/(n+0.5)))",
+        "confidence": {"model": "logistic-lexical", "version": LEXICAL.version},
     }
     assert {tuple(e["channels"]) for e in first["entries"]} <= {("lexical",)}
 

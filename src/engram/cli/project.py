@@ -121,11 +121,17 @@ def load(
 @click.command("search")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 50), default=10, show_default=True)
+@click.option(
+    "--min-confidence",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Leave out entries whose confidence is under this (0 to 1).",
+)
 @json_option()
-def search(query: str, limit: int, as_json: bool) -> None:
+def search(query: str, limit: int, min_confidence: float | None, as_json: bool) -> None:
     """Search memory (BM25, fused with the semantic channel where it is installed)."""
     memory = _project()
-    found = memory.search(query, limit)
+    found = memory.search(query, limit, min_confidence=min_confidence)
     _emit(found, as_json)
     _name_stale(found.data())
     _name_skipped(memory)

@@ -80,7 +80,12 @@ INPUT: Final[dict[str, dict[str, Any]]] = {
         one_required=("query", "task"),
     ),
     "engram_search": _closed(
-        {"query": _QUERY, "limit": {"type": "integer", "minimum": 1, "maximum": 50}}, ("query",)
+        {
+            "query": _QUERY,
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+            "min_confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        ("query",),
     ),
     "engram_verify": _closed({"scope": {"type": "string", "enum": ["workspace", "global", "all"]}}),
     "engram_status": _closed({}),

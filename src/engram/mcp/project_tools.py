@@ -174,7 +174,11 @@ def _route(memory: ProjectMemory, arguments: dict[str, Any], context: CallContex
 
 
 def _search(memory: ProjectMemory, arguments: dict[str, Any], context: CallContext) -> ToolResult:
-    found = memory.search(arguments["query"], arguments.get("limit", 10)).data()
+    found = memory.search(
+        arguments["query"],
+        arguments.get("limit", 10),
+        min_confidence=arguments.get("min_confidence"),
+    ).data()
     return envelope(found, diagnostics=stale_diagnostics(found))
 
 
@@ -242,7 +246,8 @@ _TOOLS: list[tuple[str, str, str, Handler, bool]] = [
         "Search project memory",
         "Search memory by query (BM25, fused with the semantic channel where installed)."
         " A superseded memory comes after the one that replaced it and names it"
-        " (`superseded_by`).",
+        " (`superseded_by`). Each entry has a `confidence` (0 to 1: how likely it is"
+        " relevant); `min_confidence` leaves out the entries under it.",
         _search,
         True,
     ),

@@ -28,10 +28,11 @@ from engram.errors import (
 from engram.memory.binding import Binding
 from engram.memory.call import Read
 from engram.memory.ports import AgentReads, ProjectionReads, RecordRow
-from engram.memory.records import project, redaction_receipt_digest
+from engram.memory.records import content_text, project, redaction_receipt_digest
 from engram.memory.validation import format_instant
 from engram.memory.vault import Vault
-from engram.search.fusion import FUSION_DEPTH, hybrid, ranking_receipt
+from engram.search.confidence import confidence, signals
+from engram.search.fusion import FUSION_DEPTH, ranking_receipt, signal_parts
 from engram.search.lexical import query_groups
 
 __all__ = [
@@ -192,12 +193,23 @@ def _ranked_eligible(
     return []
 
 
+#: A ranked record, its score, and its ``(score, lexical, semantic)`` parts
+#: (:func:`engram.search.fusion.signal_parts`: what its confidence is computed from).
+Ranked = tuple[RecordRow, float, tuple[float, float, float | None]]
+
+
+def _lexical(found: list[tuple[RecordRow, float]]) -> list[Ranked]:
+    """The lexical ranking with its parts."""
+    parts = signal_parts([(row.record_id, score) for row, score in found], None)
+    return [(row, score, shares) for (row, score), (_, shares) in zip(found, parts, strict=True)]
+
+
 def _fused(
     reader: ProjectionReads,
     lexical: list[tuple[RecordRow, float]],
     semantic: SemanticRanking,
     now_ms: int,
-) -> list[tuple[RecordRow, float]]:
+) -> list[Ranked]:
     """The eligible records of both channels fused (:func:`engram.search.fusion.hybrid`)."""
     nearest = semantic.nearest(4 * FUSION_DEPTH)
     rows = reader.records_by_rowid(semantic.scope_id, [rowid for rowid, _ in nearest])
@@ -207,11 +219,57 @@ def _fused(
         if rowid in rows and eligible(rows[rowid], now_ms)
     ]
     by_id = {row.record_id: row for row, _ in lexical} | {row.record_id: row for row, _ in close}
-    fused = hybrid(
+    fused = signal_parts(
         [(row.record_id, score) for row, score in lexical],
         [(row.record_id, cosine) for row, cosine in close],
     )
-    return [(by_id[record_id], score) for record_id, score in fused]
+    return [(by_id[record_id], shares[0], shares) for record_id, shares in fused]
+
+
+def _offset(
+    cursors: PageCursors, arguments: dict[str, Any], bound: dict[str, str], snapshot: str
+) -> int:
+    """Where the page starts: 0, or its cursor's offset when the cursor binds this same
+    search (else ``STALE_PAGE``)."""
+    if "page_cursor" not in arguments:
+        return 0
+    page = cursors.open(arguments["page_cursor"])
+    if {k: page.get(k) for k in bound} != bound or page.get("snapshot") != snapshot:
+        raise StalePage()
+    return int(page["offset"])
+
+
+def _bound(
+    arguments: dict[str, Any],
+    binding: Binding,
+    limit: int,
+    max_packet: int,
+    channels: str,
+    at_least: float | None,
+) -> dict[str, str]:
+    """What a page cursor and the rank receipt bind: the query, the parameters, the scope
+    and the principal."""
+    parameters: dict[str, Any] = {
+        "limit": limit,
+        "max_packet_bytes": max_packet,
+        "minimum_channels": channels,
+    }
+    if at_least is not None:  # bound only when asked for: other digests are unchanged
+        parameters["minimum_confidence"] = at_least
+    return {
+        "query": digest("query", {"query": arguments["query"]}),
+        "parameters": digest("parameters", parameters),
+        "scope": binding.scope.scope_id,
+        "principal": digest("actor", {"principal": binding.principal}),
+    }
+
+
+def _semantic(step: Read) -> SemanticRanking | None:
+    """The scope's semantic channel for this question, when installed and current."""
+    projection = step.services.semantic
+    if projection is None:
+        return None
+    return projection.ranking(step.reader, step.binding.scope, step.question)
 
 
 def search(step: Read) -> dict[str, Any]:
@@ -229,52 +287,41 @@ def search(step: Read) -> dict[str, Any]:
     reader, binding, arguments, now_ms = step.reader, step.binding, step.arguments, step.now
     vault, cursors = step.services.vault, step.services.cursors
     max_record_bytes = step.services.policy.max_record_bytes
-    projection = step.services.semantic
-    semantic = (
-        projection.ranking(reader, binding.scope, step.question) if projection is not None else None
-    )
+    semantic = _semantic(step)
     policy = arguments.get("capability_policy", {})
     channels = policy.get("minimum_channels", "lexical")
+    at_least = policy.get("minimum_confidence")
     if channels == "lexical_and_semantic" and semantic is None:
         raise RankingUnavailable()
     scope_id = binding.scope.scope_id
     limit = arguments.get("limit", DEFAULT_LIMIT)
     max_packet = arguments.get("max_packet_bytes", DEFAULT_MAX_PACKET_BYTES)
-    binding_fields = {
-        "query": digest("query", {"query": arguments["query"]}),
-        "parameters": digest(
-            "parameters",
-            {"limit": limit, "max_packet_bytes": max_packet, "minimum_channels": channels},
-        ),
-        "scope": scope_id,
-        "principal": digest("actor", {"principal": binding.principal}),
-    }
+    binding_fields = _bound(arguments, binding, limit, max_packet, channels, at_least)
     # A page continues the ranking it came from: the records and the channels that
     # ranked them (the semantic projection can grow without any record changing).
     snapshot = f"{reader.records_version(scope_id)}" + (
         f"/{semantic.model}@{semantic.version}" if semantic is not None else ""
     )
-    offset = 0
-    if "page_cursor" in arguments:
-        page = cursors.open(arguments["page_cursor"])
-        if {k: page.get(k) for k in binding_fields} != binding_fields or page.get(
-            "snapshot"
-        ) != snapshot:
-            raise StalePage()
-        offset = int(page["offset"])
+    offset = _offset(cursors, arguments, binding_fields, snapshot)
     groups = query_groups(arguments["query"])
     needed = offset + limit + 1
     if semantic is None:
-        found = _ranked_eligible(reader, scope_id, groups, needed, now_ms)
+        found = _lexical(_ranked_eligible(reader, scope_id, groups, needed, now_ms))
     else:
         lexical = _ranked_eligible(reader, scope_id, groups, max(needed, FUSION_DEPTH), now_ms)
         found = _fused(reader, lexical, semantic, now_ms)
     window = found[offset : offset + limit]
-    reader.prefetch_data_keys([record.record_id for record, _ in window])  # one read, not N
+    reader.prefetch_data_keys([record.record_id for record, _, _ in window])  # one read, not N
+    parts = [shares for _, _, shares in found]
     packets: list[dict[str, Any]] = []
-    left_out = 0
-    for position, (record, score) in enumerate(window, start=offset + 1):
+    sure: list[float] = []
+    left_out = unsure = 0
+    for position, (record, score, _) in enumerate(window, start=offset + 1):
         projected, redacted, redaction = disclose(reader, vault, record)
+        hit = confidence(signals(groups, parts, position - 1, content_text(projected)))
+        if at_least is not None and hit < at_least:
+            unsure += 1
+            continue
         packet = {
             "record": projected,
             "redacted_fields": redacted,
@@ -289,6 +336,7 @@ def search(step: Read) -> dict[str, Any]:
         if size > max_packet:
             raise ProjectionOversized()
         packets.append(packet)
+        sure.append(hit)
     rank_receipt = seal_receipt(
         "receipt/rank",
         {
@@ -301,6 +349,9 @@ def search(step: Read) -> dict[str, Any]:
             "eligible": len(found),
             "returned": [packet["record"]["record_id"] for packet in packets],
             "oversized_left_out": left_out,
+            # Each returned record's confidence, in the order of ``returned``.
+            "confidences": sure,
+            **({} if at_least is None else {"low_confidence_left_out": unsure}),
             "ranked_at": format_instant(now_ms),
         },
     )

@@ -167,6 +167,9 @@ CAPABILITY_POLICY: Final = _closed(
     {
         "minimum_channels": {"type": "string", "enum": ["lexical", "lexical_and_semantic"]},
         "network": {"type": "string", "enum": ["forbid", "allow"]},
+        # engram's own: records whose confidence (engram.search.confidence) is under it
+        # are left out of the page (docs/memory-contract.md §2 engram_memory_search).
+        "minimum_confidence": {"type": "number", "minimum": 0, "maximum": 1},
     },
 )
 

@@ -17,9 +17,20 @@ from typing import Any, Final
 from engram.durable import write_atomic
 from engram.errors import ConfigError
 
-__all__ = ["RULE_VARIANTS", "Config", "ConfigError", "load_config", "save_config", "semantic_off"]
+__all__ = [
+    "CONFIDENCE_FLOOR",
+    "RULE_VARIANTS",
+    "Config",
+    "ConfigError",
+    "load_config",
+    "save_config",
+    "semantic_off",
+]
 
 RULE_VARIANTS: Final = ("off", "light", "balanced", "strict")
+#: The default of ``load.confidence_floor`` (docs/retrieval.md#confidence: how it was
+#: chosen, on the development sets only).
+CONFIDENCE_FLOOR: Final = 0.35
 _RANGES: Final = {
     ("load", "budget_tokens"): (200, 16_000, 1_600),
     ("load", "max_memories"): (1, 32, 8),
@@ -36,6 +47,9 @@ class Config:
     numbers: dict[tuple[str, str], int] = field(default_factory=dict)
     #: ``search.semantic``: rank with the semantic channel too where it is installed.
     semantic: bool = True
+    #: ``load.confidence_floor``: a routed memory whose confidence is under it is not
+    #: loaded (``low-relevance``).
+    confidence_floor: float = CONFIDENCE_FLOOR
 
     def number(self, section: str, key: str) -> int:
         return self.numbers.get((section, key), _RANGES[(section, key)][2])
@@ -108,11 +122,27 @@ def load_config(path: Path) -> Config:
                 f"remove it for the default, {_RANGES[(section, key)][2]}",
             )
         numbers[(section, key)] = value
+    floor = _confidence_floor(path, data)
     search = data.get("search", {})
     semantic = search.get("semantic", True) if isinstance(search, dict) else None
     if not isinstance(semantic, bool):
         raise _invalid(path, "search.semantic must be true or false", "remove it for true")
-    return Config(tuple(sorted(set(roles))), variant, numbers, semantic)
+    return Config(tuple(sorted(set(roles))), variant, numbers, semantic, floor)
+
+
+def _confidence_floor(path: Path, data: dict[str, Any]) -> float:
+    """``load.confidence_floor``: a number from 0 to 1, or the default."""
+    load = data.get("load")
+    floor = load.get("confidence_floor") if isinstance(load, dict) else None
+    if floor is None:
+        return CONFIDENCE_FLOOR
+    if isinstance(floor, bool) or not isinstance(floor, int | float) or not 0 <= floor <= 1:
+        raise _invalid(
+            path,
+            "load.confidence_floor must be a number 0..1",
+            f"remove it for the default, {CONFIDENCE_FLOOR}",
+        )
+    return float(floor)
 
 
 def _invalid(path: Path, what: str, remedy: str) -> ConfigError:

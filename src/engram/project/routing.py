@@ -10,7 +10,10 @@
 3. Relevance: BM25 hits scoring under a tenth of the best hit are omitted
    (``low-relevance``) unless the semantic channel found them too: they matched only
    words that carry almost no weight. The semantic channel has its own floor (a cosine
-   of :data:`engram.search.vectors.SEMANTIC_FLOOR`).
+   of :data:`engram.search.vectors.SEMANTIC_FLOOR`). Then every hit whose confidence
+   (:mod:`engram.search.confidence`, the same as search gives it) is under the floor is
+   omitted (``low-relevance``), except memories tagged to load always
+   (:data:`SESSION_TAGS`): a task about nothing stored loads nothing else.
 4. Order: rules first, then decisions (tagged ``decision``), then the rest; by score
    within a class, then by id, so the same files and query give the same order.
 5. Dependencies (``depends_on``) of a selected memory come just before it, deepest
@@ -25,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from engram.project.memory_file import Memory
-from engram.search.fusion import hybrid
+from engram.search.confidence import confidence, query_groups, signals
+from engram.search.fusion import hybrid, signal_parts
 
 __all__ = [
     "SESSION_QUERY",
@@ -33,6 +37,7 @@ __all__ = [
     "Omission",
     "Routed",
     "Routing",
+    "confident",
     "replaced_by",
     "replacements_first",
     "route",
@@ -53,12 +58,16 @@ class Routed:
     how: str
     score: float
     terms: tuple[str, ...] = ()
+    #: How sure the ranking is that the memory is relevant (``None``: not ranked, as a
+    #: dependency or a ``current session`` memory).
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
 class Omission:
     memory_id: str
     reason: str
+    confidence: float | None = None
 
 
 @dataclass
@@ -67,6 +76,36 @@ class Routing:
     omitted: list[Omission] = field(default_factory=list)
     #: The cosine of each memory the semantic channel found close to the query.
     close: dict[str, float] = field(default_factory=dict)
+
+
+def confident(
+    query: str,
+    lexical: list[tuple[str, float]],
+    close: list[tuple[str, float]] | None,
+    memories: Mapping[str, Memory],
+    wanted: list[str],
+) -> dict[str, float]:
+    """The confidence of each memory of ``wanted`` (:mod:`engram.search.confidence`) in
+    the ranking of the BM25 hits ``lexical`` fused with the semantic channel's ``close``
+    memories (``None``: that channel did not rank); a memory of ``wanted`` neither channel
+    ranked has 0."""
+    ranked = signal_parts(lexical, close)
+    position = {key: number for number, (key, _) in enumerate(ranked)}
+    parts = [shares for _, shares in ranked]
+    groups = query_groups(query)
+    return {
+        mid: (
+            confidence(signals(groups, parts, position[mid], _text(memories[mid])))
+            if mid in position and mid in memories
+            else 0.0
+        )
+        for mid in wanted
+    }
+
+
+def _text(memory: Memory) -> str:
+    """What a memory's coverage of a question is measured on: what its index holds."""
+    return f"{memory.title} {' '.join(memory.tags)} {memory.body}"
 
 
 def replacements_first(ranked: list[str], memories: Mapping[str, Memory]) -> list[str]:
@@ -140,9 +179,11 @@ def route(
     notes: bool = True,
     today: str | None = None,
     close: list[tuple[str, float]] | None = None,
+    floor: float = 0.0,
 ) -> Routing:
     """Route ``query`` over ``memories`` given its BM25 ``hits`` and, where the semantic
-    channel ranks, the ids it found ``close`` to the query with their cosines (best first)."""
+    channel ranks, the ids it found ``close`` to the query with their cosines (best first);
+    hits under the confidence ``floor`` are omitted."""
     day = today or dt.date.today().isoformat()
     routing = Routing(close=dict(close or []))
     candidates: list[Routed] = []
@@ -150,14 +191,17 @@ def route(
         chosen = [m for m in memories.values() if m.type == "rule" or SESSION_TAGS & set(m.tags)]
         candidates = [Routed(m, "direct", 0.0) for m in chosen]
     else:
-        candidates = _ranked(memories, hits, close, routing)
+        candidates = _ranked(memories, hits, query, close, routing)
     visible = []
     for routed in candidates:
         reason = hidden_reason(routed.memory, roles, day, notes)
+        if reason is None and _unsure(routed, floor):
+            reason = "low-relevance"
         if reason is None:
             visible.append(routed)
         else:
-            routing.omitted.append(Omission(routed.memory.id, reason))
+            sure = routed.confidence if reason == "low-relevance" else None
+            routing.omitted.append(Omission(routed.memory.id, reason, sure))
     visible.sort(key=lambda r: (_class(r.memory), -r.score, r.memory.id))
     for routed in visible:
         if len(routing.selected) >= limit:
@@ -169,14 +213,23 @@ def route(
     return routing
 
 
+def _unsure(routed: Routed, floor: float) -> bool:
+    """Whether a ranked memory is under the confidence floor (one tagged to load always
+    never is)."""
+    if routed.confidence is None or SESSION_TAGS & set(routed.memory.tags):
+        return False
+    return routed.confidence < floor
+
+
 def _ranked(
     memories: dict[str, Memory],
     hits: list[tuple[str, float, list[str]]],
+    query: str,
     close: list[tuple[str, float]] | None,
     routing: Routing,
 ) -> list[Routed]:
-    """The relevant hits, fused with the semantic channel's where it ranks; the weak
-    hits only BM25 found are omitted as ``low-relevance``."""
+    """The relevant hits, fused with the semantic channel's where it ranks, each with its
+    confidence; the weak hits only BM25 found are omitted as ``low-relevance``."""
     best = max((score for _, score, _ in hits), default=0.0)
     relevant: list[tuple[str, float]] = []
     weak: list[str] = []
@@ -189,12 +242,16 @@ def _ranked(
             weak.append(mid)
         else:
             relevant.append((mid, score))
-    if close is not None:
-        relevant = hybrid(relevant, [(mid, cosine) for mid, cosine in close if mid in memories])
+    nearby = None if close is None else [(mid, c) for mid, c in close if mid in memories]
+    if nearby is not None:
+        relevant = hybrid(relevant, nearby)
     chosen = {mid for mid, _ in relevant}
     routing.omitted.extend(Omission(mid, "low-relevance") for mid in weak if mid not in chosen)
+    lexical = [(mid, score) for mid, score, _ in hits if mid in memories]
+    sure = confident(query, lexical, nearby, memories, list(chosen))
     return [
-        Routed(memories[mid], "direct", score, terms_of.get(mid, ())) for mid, score in relevant
+        Routed(memories[mid], "direct", score, terms_of.get(mid, ()), sure[mid])
+        for mid, score in relevant
     ]
 
 

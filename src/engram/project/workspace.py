@@ -63,6 +63,7 @@ from engram.project.results import (
 from engram.project.routing import (
     SESSION_QUERY,
     Routing,
+    confident,
     replaced_by,
     replacements_first,
     route,
@@ -225,6 +226,7 @@ class ProjectMemory:
             limit or config.max_memories,
             notes=notes,
             close=None if nearest is None else nearest[1],
+            floor=config.confidence_floor,
         )
 
     def load(
@@ -301,12 +303,20 @@ class ProjectMemory:
             stale=[] if stale is None else [stale.data()],
         )
 
-    def search(self, query: str, limit: int = 10, explain: bool = False) -> Found:
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        explain: bool = False,
+        min_confidence: float | None = None,
+    ) -> Found:
         """Ranked entries (id, type, scope, score, title, channels) and how they were
         ranked: BM25, fused with the semantic channel where it ranks. With ``explain``,
         each entry also has ``ranks`` (its rank in each channel that found it), its
         ``bm25`` score, its ``cosine`` (when the semantic channel found it) and ``parts``,
-        each channel's part of its score (the review console draws them)."""
+        each channel's part of its score (the review console draws them). Each entry has
+        its ``confidence``; with ``min_confidence``, the entries under it are left out of
+        the page."""
         _check_query(query)
         self.refresh()
         memories = self._memories()
@@ -337,18 +347,22 @@ class ProjectMemory:
             }
 
         found = {mid: shares for mid, shares in shared if mid in memories}
+        shown = replacements_first(list(found), memories)[:limit]
+        sure = confident(query, lexical, None if nearest is None else close, memories, shown)
         entries = [
             {
                 "id": mid,
                 "type": memories[mid].type,
                 "scope": memories[mid].scope,
                 "score": round(sum(found[mid].values()), 6),
+                "confidence": sure[mid],
                 "title": memories[mid].title,
                 "channels": [name for name in ranks if mid in ranks[name]],
                 **({"superseded_by": after} if (after := replaced_by(mid, memories)) else {}),
                 **(explained(mid, found[mid]) if explain else {}),
             }
-            for mid in replacements_first(list(found), memories)[:limit]
+            for mid in shown
+            if min_confidence is None or sure[mid] >= min_confidence
         ]
         best = max((score for _, score in lexical), default=0.0) if explain else 0.0
         return Found(
@@ -843,10 +857,19 @@ def _explain(
             "how": r.how,
             "terms": list(r.terms),
             "score": r.score,
+            **({} if r.confidence is None else {"confidence": r.confidence}),
             **({"reason": "budget"} if r.memory.id in budget_omitted else {}),
             **({"stale": stale[r.memory.id].summary()} if r.memory.id in stale else {}),
         }
         for r in routing.selected
     ]
-    omitted = [{"id": o.memory_id, "chosen": False, "reason": o.reason} for o in routing.omitted]
+    omitted = [
+        {
+            "id": o.memory_id,
+            "chosen": False,
+            "reason": o.reason,
+            **({} if o.confidence is None else {"confidence": o.confidence}),
+        }
+        for o in routing.omitted
+    ]
     return chosen + omitted

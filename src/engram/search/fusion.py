@@ -33,10 +33,18 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, Final, TypeVar
 
-from engram.search import lexical
+from engram.search import confidence, lexical
 from engram.search.vectors import SEMANTIC_FLOOR
 
-__all__ = ["FUSION_DEPTH", "LEXICAL_WEIGHT", "fused", "hybrid", "parts", "ranking_receipt"]
+__all__ = [
+    "FUSION_DEPTH",
+    "LEXICAL_WEIGHT",
+    "fused",
+    "hybrid",
+    "parts",
+    "ranking_receipt",
+    "signal_parts",
+]
 
 #: The lexical channel's weight in the fused score (the semantic channel has the rest).
 LEXICAL_WEIGHT: Final = 0.2
@@ -92,10 +100,43 @@ def fused(
     return head + tail
 
 
+def signal_parts(
+    lexical: Sequence[tuple[K, float]], semantic: Sequence[tuple[K, float]] | None
+) -> list[tuple[K, tuple[float, float, float | None]]]:
+    """Each hit of a ranking, best first, with ``(score, lexical, semantic)``: its score in
+    the ranking, its BM25 over the best, and its semantic part before weighing (``None``
+    when the semantic channel did not rank: ``semantic`` is ``None``). Without the semantic
+    channel the ranking is the lexical one and its score the BM25 share (what the
+    confidence model reads: :mod:`engram.search.confidence`)."""
+    if semantic is None:
+        best = max((score for _, score in lexical), default=0.0)
+        return [
+            (key, (share, share, None))
+            for key, score in lexical
+            for share in [score / best if best > 0 else 0.0]
+        ]
+    return [
+        (
+            key,
+            (
+                shares["lexical"] + shares["semantic"],
+                shares["lexical"] / LEXICAL_WEIGHT,
+                shares["semantic"] / (1 - LEXICAL_WEIGHT),
+            ),
+        )
+        for key, shares in fused(lexical, semantic)
+    ]
+
+
 def ranking_receipt(model: str | None) -> dict[str, Any]:
-    """How a search ranked: its channels, and with the semantic one its model and fusion."""
+    """How a search ranked: its channels, with the semantic one its model and fusion, and
+    the confidence model (name and version) that scored its hits."""
     if model is None:
-        return {"channels": ["lexical"], "algorithm": lexical.ALGORITHM}
+        return {
+            "channels": ["lexical"],
+            "algorithm": lexical.ALGORITHM,
+            "confidence": confidence.receipt(semantic=False),
+        }
     return {
         "channels": ["lexical", "semantic"],
         "algorithm": (
@@ -104,4 +145,5 @@ def ranking_receipt(model: str | None) -> dict[str, Any]:
         ),
         "model": model,
         "fusion": "convex_combination",
+        "confidence": confidence.receipt(semantic=True),
     }
