@@ -206,6 +206,51 @@ def test_adopt_records_the_files_a_hand_written_memory_names(
 
 
 @needs_git
+def test_adopt_records_anew_hand_edited_lists_engram_would_never_write(
+    memory: ProjectMemory, layout: Layout, repo: Path
+) -> None:
+    # A hand edit naming a file out of the root, one with terminal escapes, Git's own
+    # config and an ignored file, with one garbage hash for five paths: adopting it
+    # records only what may be recorded, as it is now (found by a tester, issue 30).
+    path = write_memory_file(layout, "retry-limit", "rule", "Retries stop at 3")
+    listed = (
+        "[src/payments/retry.py, ../outside.py, src/\x1b[31mEVIL\x07.py, .git/config,"
+        " build/out.log]"
+    )
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            "tags: []\n", f"tags: []\nsource_files: {listed}\nsource_hashes: [zzzz]\n"
+        ),
+        encoding="utf-8",
+    )
+
+    plan = memory.adopt(None, record=True)
+
+    fields = parse_memory(path.read_text(encoding="utf-8"), "rule").fields
+    assert [item.line() for item in plan.items] == ["new rules/retry-limit.md"]
+    assert fields["source_files"] == ["src/payments/retry.py"]
+    assert fields["source_hashes"] == [blob(repo, "src/payments/retry.py")]
+    assert fields["last_verified"] == TODAY
+    assert memory.verify().ok
+
+
+@needs_git
+def test_adopt_keeps_files_recorded_well_even_when_one_changed_since(
+    memory: ProjectMemory, layout: Layout, repo: Path
+) -> None:
+    old = blob_id(b"ATTEMPTS = 2\n")  # the file as it was when the person recorded it
+    path = write_memory_file(layout, "retry-limit", "rule", "Retries stop at 3")
+    text = path.read_text(encoding="utf-8").replace(
+        "tags: []\n", f"tags: []\nsource_files: [src/payments/retry.py]\nsource_hashes: [{old}]\n"
+    )
+    path.write_text(text, encoding="utf-8")
+
+    memory.adopt(None, record=True)
+
+    assert path.read_text(encoding="utf-8") == text
+
+
+@needs_git
 def test_a_promoted_note_records_the_files_it_names(memory: ProjectMemory, repo: Path) -> None:
     note = memory.note("Retries are capped in src/payments/retry.py", "", "knowledge", "workspace")
     memory.write_note(note)

@@ -105,6 +105,17 @@ class Repository:
             return None
         return None if _private(inner) or not real.is_file() else real
 
+    def recordable(self, relative: str) -> bool:
+        """Whether a memory may record ``relative`` at all, whether or not the file is
+        there now: a printable path relative to the root, not leading out of it, not under
+        ``.git`` or ``.agents/.engram`` (what Git ignores is asked apart, in a batch)."""
+        if not relative or not relative.isprintable() or relative.startswith("/"):
+            return False
+        if "\\" in relative:
+            return False
+        normal = self.normal(relative)
+        return not (normal.startswith("../") or normal in ("..", ".") or _private(normal))
+
     def normal(self, relative: str) -> str:
         """``relative`` as a memory records it (``./a/../b.py`` → ``b.py``)."""
         return PurePosixPath(os.path.normpath(relative)).as_posix()

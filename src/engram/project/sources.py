@@ -32,6 +32,7 @@ __all__ = [
     "cited_paths",
     "grounded",
     "recorded_sources",
+    "recorded_well",
     "refuse_sources",
     "rewritten_fields",
     "with_recorded_sources",
@@ -39,6 +40,8 @@ __all__ = [
 
 #: At most this many files are recorded for one memory (the first ones named).
 MAX_SOURCE_FILES: Final = 32
+#: A Git blob id, as ``source_hashes`` records it.
+_BLOB: Final = re.compile(r"[0-9a-f]{40}")
 #: A path-like word, with an optional line anchor (``:42``, ``:42-50``, ``#L10``,
 #: ``#L10-L20``) that is not part of the path. It starts where no path character is
 #: before it, so the host and path of a URL (``https://x.org/a.py``) are never one.
@@ -136,16 +139,40 @@ def grounded(
     return memory.with_fields(**changes)
 
 
+def recorded_well(memory: Memory, repository: Repository) -> bool:
+    """Whether a memory's recorded files are as engram writes them: one Git blob id per
+    path, each path one a memory may record (relative, inside the root, not under
+    ``.git`` or ``.agents/.engram``, not ignored by Git), each once."""
+    files, hashes = memory.items("source_files"), memory.items("source_hashes")
+    if len(files) != len(hashes) or len(files) > MAX_SOURCE_FILES:
+        return False
+    if not all(_BLOB.fullmatch(digest) for digest in hashes):
+        return False
+    if not all(repository.recordable(path) for path in files):
+        return False
+    normal = [repository.normal(path) for path in files]
+    return len(set(normal)) == len(normal) and not repository.ignored(normal)
+
+
 def with_recorded_sources(text: str, memory: Memory, repository: Repository, today: str) -> str:
     """The text of a hand-written memory file with the files it names recorded
     (``engram adopt``): only the ``source_files``, ``source_hashes`` and
     ``last_verified`` lines change, every other line stays as the person wrote it. A
-    memory that records hashes already, or names no file, is returned as it is
-    (re-recording is ``engram reconfirm``'s, after a person checked)."""
-    if memory.items("source_hashes") or memory.scope != "workspace" or memory.tier == "working":
+    memory that records its files well already (:func:`recorded_well`), or names no
+    file, is returned as it is (re-recording is ``engram reconfirm``'s, after a person
+    checked). Hand-edited lists that engram would never write (a path out of the root,
+    under ``.git``, ignored by Git or unprintable, a hash that is no blob id, lists of
+    unequal length) are recorded anew from the memory's text and the listed paths that
+    may be recorded, as for a new memory: the adoption's diff shows it."""
+    if memory.scope != "workspace" or memory.tier == "working":
         return text
-    found = grounded(memory, repository, today, memory.items("source_files"))
+    if memory.items("source_hashes") and recorded_well(memory, repository):
+        return text
+    listed = [path for path in memory.items("source_files") if repository.recordable(path)]
+    found = grounded(memory, repository, today, listed)
     if not found.items("source_files"):
+        if "source_files" in memory.fields or "source_hashes" in memory.fields:
+            return rewritten_fields(text, {"source_files": None, "source_hashes": None})
         return text
     keys = ("source_files", "source_hashes", "last_verified")
     return rewritten_fields(text, {key: found.fields[key] for key in keys})
