@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from engram.mcp.project_schemas import ENVELOPE_OUTPUT
+from engram.project.schemas import ENVELOPE_OUTPUT
 from engram.testing import Project, StartServer, call, data_of, new_project
 
 TOPICS = [

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from engram.errors import InternalError, ProjectError
 from engram.mcp.options import ServerOptions
-from engram.mcp.project_schemas import CONTRACT_VERSION, INPUT
 from engram.mcp.tools import CallContext, Tool, ToolResult
+from engram.project.schemas import CONTRACT_VERSION, INPUT
 from engram.safety.display import shown
 
 if TYPE_CHECKING:  # the domain is imported by the first call, off the start-up path

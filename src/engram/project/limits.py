@@ -1,6 +1,6 @@
 """How much one call of project memory takes, on every face.
 
-The MCP input schemas (:mod:`engram.mcp.project_schemas`) publish these limits and the
+The MCP input schemas (:mod:`engram.project.schemas`) publish these limits and the
 domain enforces them, so the command line refuses what a tool refuses.
 """
 
