@@ -453,6 +453,14 @@ def test_explain_gives_how_terms_and_score_and_reasons_for_omissions(
     assert direct["score"] > 0
     assert result.data()["explain"] == result.explain
     assert "explain" not in memory.load("deploy script").data()
+    # The words say it too (`engram load --explain` prints them), after the memories.
+    assert result.text() == result.packed.rstrip() + (
+        "\n\n## Why\n"
+        "- loaded staging-env: dependency\n"
+        "- loaded deploy-script: direct on deploy, script; confidence 0.79\n"
+        "- omitted deploy-old: lifecycle"
+    )
+    assert memory.load("deploy script").text() == memory.load("deploy script").packed
 
 
 # --- determinism ----------------------------------------------------------------------------------

@@ -293,7 +293,11 @@ class LoadResult:
     stale: list[dict[str, Any]] = field(default_factory=list)
 
     def text(self) -> str:
-        return self.packed
+        if not self.explained or not self.explain:
+            return self.packed
+        return f"{self.packed.rstrip()}\n\n## Why\n" + "\n".join(
+            _why(entry) for entry in self.explain
+        )
 
     def data(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -310,6 +314,16 @@ class LoadResult:
         if self.stale:
             data["stale"] = self.stale
         return data
+
+
+def _why(entry: dict[str, Any]) -> str:
+    """One line of ``engram load --explain``: a memory, whether it was loaded, and why."""
+    sure = f"confidence {entry['confidence']:.2f}" if "confidence" in entry else ""
+    if entry["chosen"]:
+        terms = ", ".join(entry.get("terms", []))
+        found = f"{entry['how']}" + (f" on {terms}" if terms else "")
+        return f"- loaded {entry['id']}: {found}" + (f"; {sure}" if sure else "")
+    return f"- omitted {entry['id']}: {entry['reason']}" + (f" ({sure})" if sure else "")
 
 
 @dataclass(frozen=True)
